@@ -1,0 +1,1 @@
+# mpa/local.mk

@@ -1,0 +1,1 @@
+# rdmap/local.mk

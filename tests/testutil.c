@@ -1,0 +1,94 @@
+/* tests/testutil.c: shared helpers for the Check suites (see testutil.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+int iw_test_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+void iw_test_feed_splits(const struct iw_test_rx_ops *ops, void *ctx,
+			 const uint8_t *buf, size_t len)
+{
+	size_t cut, i;
+	int rc;
+
+	ops->reset(ctx);
+	rc = ops->feed(ctx, buf, len);
+	ops->check(ctx, rc);
+
+	for (cut = 1; cut < len; cut++) {
+		ops->reset(ctx);
+		rc = ops->feed(ctx, buf, cut);
+		if (rc >= 0)
+			rc = ops->feed(ctx, buf + cut, len - cut);
+		ops->check(ctx, rc);
+	}
+
+	ops->reset(ctx);
+	rc = 0;
+	for (i = 0; i < len && rc >= 0; i++)
+		rc = ops->feed(ctx, buf + i, 1);
+	ops->check(ctx, rc);
+}
+
+uint64_t iw_test_rand(uint64_t *state)
+{
+	uint64_t x = *state ? *state : 0x9E3779B97F4A7C15ull;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+void iw_test_fill(uint8_t *buf, size_t len, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)(iw_test_rand(&seed) >> 56);
+}
+
+const char *iw_test_srcpath(const char *relpath)
+{
+	static char path[4096];
+	const char *top = getenv("top_srcdir");
+
+	snprintf(path, sizeof(path), "%s/%s", top && *top ? top : ".", relpath);
+	return path;
+}
+
+uint8_t *iw_test_read_file(const char *relpath, size_t *len)
+{
+	FILE *f = fopen(iw_test_srcpath(relpath), "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else if (buf) {
+			*len = (size_t)n;
+		}
+	}
+	fclose(f);
+	return buf;
+}

@@ -1,0 +1,54 @@
+/*
+ * tests/testutil.h: helpers shared by the Check suites.
+ *
+ * Each tests/<module>_test.c defines `Suite *<module>_suite(void)` and ends
+ * with IW_TEST_MAIN(<module>_suite). Receive paths are replayed with
+ * iw_test_feed_splits(): the whole input, then split at every byte
+ * boundary, then one byte at a time.
+ */
+#ifndef IWARP_TESTS_TESTUTIL_H
+#define IWARP_TESTS_TESTUTIL_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Runs |s| in CK_NORMAL mode, returns the process exit status. */
+int iw_test_run_suite(Suite *s);
+
+#define IW_TEST_MAIN(suite_fn)                                                 \
+	int main(void)                                                         \
+	{                                                                      \
+		return iw_test_run_suite(suite_fn());                          \
+	}
+
+/*
+ * A receive consumer for iw_test_feed_splits(): |reset| starts a fresh
+ * receiver, |feed| hands it the next chunk (returns 0 or a negative error),
+ * |check| asserts the final state after the whole input was fed.
+ */
+struct iw_test_rx_ops {
+	void (*reset)(void *ctx);
+	int (*feed)(void *ctx, const uint8_t *buf, size_t len);
+	void (*check)(void *ctx, int last_rc);
+};
+
+/*
+ * Feeds |buf| to |ops| (1) in one piece, (2) split in two at every offset
+ * 1..len-1, (3) one byte at a time; calls |check| after each replay.
+ * A negative return from |feed| stops that replay and is passed to |check|.
+ */
+void iw_test_feed_splits(const struct iw_test_rx_ops *ops, void *ctx,
+			 const uint8_t *buf, size_t len);
+
+/* Deterministic PRNG for test data (xorshift64*), never 0 from a 0 seed. */
+uint64_t iw_test_rand(uint64_t *state);
+void iw_test_fill(uint8_t *buf, size_t len, uint64_t seed);
+
+/* Reads a whole file under $top_srcdir (or ".") into a malloc'd buffer. */
+uint8_t *iw_test_read_file(const char *relpath, size_t *len);
+
+/* Path of a file under $top_srcdir (static buffer). */
+const char *iw_test_srcpath(const char *relpath);
+
+#endif
