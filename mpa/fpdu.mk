@@ -1,0 +1,1 @@
+# mpa/fpdu.mk: FPDU framing, markers, deframer

@@ -1,0 +1,2 @@
+/* util/errors.c: iwarp_strerror, iwarp_error_to_term, iwarp_term_strerror. */
+#include "config.h"
