@@ -172,6 +172,464 @@ IWARP_EXPORT int iwarp_error_to_term(int err, struct iwarp_term_cause *cause);
 /* Text for a TERMINATE cause, e.g. "LLP/MPA: CRC error". Never NULL. */
 IWARP_EXPORT const char *iwarp_term_strerror(uint8_t layer, uint8_t etype, uint8_t ecode);
 
+/* ========================================================================
+ * Verbs (mirrors libibverbs: ibv_X -> iwarp_X). See iwarp.7.
+ * ====================================================================== */
+#include <sys/socket.h>
+
+struct iwarp_context;
+struct iwarp_comp_channel;
+struct iwarp_cq;
+struct iwarp_srq;
+struct iwarp_qp;
+struct iwarp_cm_id;
+
+/* CRC32c policy for MPA (RFC 5044 §7.1 C flag). */
+enum iwarp_crc_policy {
+	IWARP_CRC_OFF = 0,     /* do not ask; follow the peer (CRC on if it asks) */
+	IWARP_CRC_REQUEST = 1, /* ask for CRC */
+	IWARP_CRC_REQUIRE = 2, /* ask, and refuse a peer that does not set C */
+};
+
+/* RFC 6581 peer-to-peer ready-to-receive message. */
+enum iwarp_p2p_rtr {
+	IWARP_P2P_NONE = 0,  /* client-server model: the initiator sends first */
+	IWARP_P2P_WRITE = 1, /* zero-length RDMA Write RTR */
+	IWARP_P2P_READ = 2,  /* zero-length RDMA Read RTR */
+	IWARP_P2P_SEND = 3,  /* zero-length Send RTR */
+};
+
+/* How the progress engine waits for work. */
+enum iwarp_progress_mode {
+	IWARP_PROGRESS_ADAPTIVE = 0, /* progress thread: busy-poll a short adaptive window, then sleep */
+	IWARP_PROGRESS_LATENCY = 1,  /* progress thread: always busy-poll (one core) */
+	IWARP_PROGRESS_CPU = 2,      /* progress thread: never busy-poll */
+	IWARP_PROGRESS_INLINE = 3,   /* no thread: iwarp_poll_cq / iwarp_progress drive the engine */
+};
+
+/* Attributes of a context; iwarp_context_attr_init() fills the defaults,
+ * then the environment (IWARP_PROGRESS, IWARP_CRC, IWARP_MPA_REV,
+ * IWARP_MARKERS, IWARP_P2P, IWARP_FPDU_MAX, IWARP_CC) overrides them. */
+struct iwarp_context_attr {
+	int mpa_rev;                       /* 1 or 2 (RFC 6581 enhanced); default 2 */
+	enum iwarp_crc_policy crc;         /* default IWARP_CRC_OFF */
+	int markers;                       /* ask the peer to insert MPA markers toward us */
+	enum iwarp_p2p_rtr p2p;            /* default IWARP_P2P_NONE */
+	uint32_t fpdu_max;                 /* max FPDU octets; 0 = the TCP MSS */
+	enum iwarp_progress_mode progress; /* default IWARP_PROGRESS_ADAPTIVE */
+	uint32_t busy_poll_us;             /* upper bound of the busy-poll window; 0 = default */
+	const char *congestion_control;    /* TCP_CONGESTION for our sockets; NULL = system default */
+	uint32_t mpa_req_timeout_ms;       /* responder waits this long for the MPA Request (5000) */
+	uint32_t mpa_rep_timeout_ms;       /* initiator waits this long for the MPA Reply (10000) */
+	uint32_t max_private_data;         /* largest private data accepted (512) */
+};
+
+IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr);
+
+/* Opens a context (one progress engine). |attr| NULL = defaults + environment.
+ * NULL with errno on failure (ENOSYS: no io_uring on this kernel). */
+IWARP_EXPORT struct iwarp_context *iwarp_open_context(const struct iwarp_context_attr *attr);
+IWARP_EXPORT int iwarp_close_context(struct iwarp_context *ctx);
+/* The attributes a context runs with (after environment overrides). */
+IWARP_EXPORT int iwarp_query_context(struct iwarp_context *ctx, struct iwarp_context_attr *attr);
+/* Drives the engine once (IWARP_PROGRESS_INLINE); returns events handled. */
+IWARP_EXPORT int iwarp_progress(struct iwarp_context *ctx);
+
+enum iwarp_transport_type { IWARP_TRANSPORT_IWARP = 1 };
+enum iwarp_node_type { IWARP_NODE_RNIC = 4 };
+
+struct iwarp_device_attr {
+	char fw_ver[64];
+	uint64_t node_guid;
+	uint64_t max_mr_size;
+	uint64_t page_size_cap;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	int max_qp;
+	int max_qp_wr;
+	int max_sge;
+	int max_sge_rd;      /* 1: an iWARP Read sink has one SGE */
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_qp_rd_atom;  /* IRD */
+	int max_qp_init_rd_atom; /* ORD */
+	int max_srq;
+	int max_srq_wr;
+	int max_srq_sge;
+	int max_inline_data;
+	int max_private_data;
+	enum iwarp_transport_type transport_type;
+	enum iwarp_node_type node_type;
+};
+
+IWARP_EXPORT int iwarp_query_device(struct iwarp_context *ctx, struct iwarp_device_attr *attr);
+
+/* ---- protection domains and memory regions (RFC 5040 §8, RFC 5042) ---- */
+struct iwarp_pd {
+	struct iwarp_context *context;
+	uint32_t handle;
+};
+
+IWARP_EXPORT struct iwarp_pd *iwarp_alloc_pd(struct iwarp_context *ctx);
+IWARP_EXPORT int iwarp_dealloc_pd(struct iwarp_pd *pd);
+
+enum iwarp_access_flags {
+	IWARP_ACCESS_LOCAL_WRITE = 1,
+	IWARP_ACCESS_REMOTE_WRITE = 2,
+	IWARP_ACCESS_REMOTE_READ = 4,
+};
+
+/* lkey == rkey == STag: 24-bit index << 8 | 8-bit key (new key on every registration). */
+struct iwarp_mr {
+	struct iwarp_context *context;
+	struct iwarp_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr, size_t length, int access);
+IWARP_EXPORT int iwarp_dereg_mr(struct iwarp_mr *mr);
+
+/* ---- completion queues and channels ---- */
+struct iwarp_comp_channel {
+	struct iwarp_context *context;
+	int fd; /* readable when a CQ event is pending (poll/epoll) */
+	int refcnt;
+};
+
+struct iwarp_cq {
+	struct iwarp_context *context;
+	struct iwarp_comp_channel *channel;
+	void *cq_context;
+	int cqe;
+};
+
+enum iwarp_wc_status {
+	IWARP_WC_SUCCESS = 0,
+	IWARP_WC_LOC_LEN_ERR = 1,
+	IWARP_WC_LOC_QP_OP_ERR = 2,
+	IWARP_WC_LOC_PROT_ERR = 4,
+	IWARP_WC_WR_FLUSH_ERR = 5,
+	IWARP_WC_BAD_RESP_ERR = 7,
+	IWARP_WC_LOC_ACCESS_ERR = 8,
+	IWARP_WC_REM_INV_REQ_ERR = 9,
+	IWARP_WC_REM_ACCESS_ERR = 10,
+	IWARP_WC_REM_OP_ERR = 11,
+	IWARP_WC_RETRY_EXC_ERR = 12,
+	IWARP_WC_RNR_RETRY_EXC_ERR = 13,
+	IWARP_WC_FATAL_ERR = 19,
+	IWARP_WC_GENERAL_ERR = 21,
+};
+
+IWARP_EXPORT const char *iwarp_wc_status_str(enum iwarp_wc_status status);
+
+enum iwarp_wc_opcode {
+	IWARP_WC_SEND = 0,
+	IWARP_WC_RDMA_WRITE = 1,
+	IWARP_WC_RDMA_READ = 2,
+	IWARP_WC_RECV = 128,
+};
+
+enum iwarp_wc_flags {
+	IWARP_WC_WITH_INV = 1 << 3, /* the Send carried an Invalidate STag (invalidated_rkey) */
+	IWARP_WC_WITH_SE = 1 << 7,  /* the Send was a Send with Solicited Event */
+};
+
+struct iwarp_wc {
+	uint64_t wr_id;
+	enum iwarp_wc_status status;
+	enum iwarp_wc_opcode opcode;
+	uint32_t vendor_err; /* TERMINATE cause: layer << 16 | etype << 8 | ecode, or 0 */
+	uint32_t byte_len;
+	uint32_t invalidated_rkey;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+};
+
+IWARP_EXPORT struct iwarp_comp_channel *iwarp_create_comp_channel(struct iwarp_context *ctx);
+IWARP_EXPORT int iwarp_destroy_comp_channel(struct iwarp_comp_channel *channel);
+IWARP_EXPORT struct iwarp_cq *iwarp_create_cq(struct iwarp_context *ctx, int cqe, void *cq_context,
+					      struct iwarp_comp_channel *channel, int comp_vector);
+IWARP_EXPORT int iwarp_resize_cq(struct iwarp_cq *cq, int cqe);
+IWARP_EXPORT int iwarp_destroy_cq(struct iwarp_cq *cq);
+/* Returns the number of completions written to |wc| (0..num_entries) or -errno. */
+IWARP_EXPORT int iwarp_poll_cq(struct iwarp_cq *cq, int num_entries, struct iwarp_wc *wc);
+IWARP_EXPORT int iwarp_req_notify_cq(struct iwarp_cq *cq, int solicited_only);
+IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel, struct iwarp_cq **cq,
+				    void **cq_context);
+IWARP_EXPORT void iwarp_ack_cq_events(struct iwarp_cq *cq, unsigned int nevents);
+
+/* ---- shared receive queues ---- */
+struct iwarp_srq {
+	struct iwarp_context *context;
+	void *srq_context;
+	struct iwarp_pd *pd;
+	uint32_t handle;
+};
+
+struct iwarp_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit; /* IWARP_EVENT_SRQ_LIMIT_REACHED when fewer WRs remain; 0 = off */
+};
+
+struct iwarp_srq_init_attr {
+	void *srq_context;
+	struct iwarp_srq_attr attr;
+};
+
+enum iwarp_srq_attr_mask {
+	IWARP_SRQ_MAX_WR = 1 << 0,
+	IWARP_SRQ_LIMIT = 1 << 1,
+};
+
+struct iwarp_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+struct iwarp_recv_wr {
+	uint64_t wr_id;
+	struct iwarp_recv_wr *next;
+	struct iwarp_sge *sg_list;
+	int num_sge;
+};
+
+IWARP_EXPORT struct iwarp_srq *iwarp_create_srq(struct iwarp_pd *pd, struct iwarp_srq_init_attr *attr);
+IWARP_EXPORT int iwarp_modify_srq(struct iwarp_srq *srq, struct iwarp_srq_attr *attr, int attr_mask);
+IWARP_EXPORT int iwarp_query_srq(struct iwarp_srq *srq, struct iwarp_srq_attr *attr);
+IWARP_EXPORT int iwarp_destroy_srq(struct iwarp_srq *srq);
+IWARP_EXPORT int iwarp_post_srq_recv(struct iwarp_srq *srq, struct iwarp_recv_wr *wr,
+				     struct iwarp_recv_wr **bad_wr);
+
+/* ---- queue pairs ---- */
+enum iwarp_qp_type { IWARP_QPT_RC = 2 };
+
+enum iwarp_qp_state {
+	IWARP_QPS_RESET = 0,
+	IWARP_QPS_INIT = 1,
+	IWARP_QPS_RTR = 2,
+	IWARP_QPS_RTS = 3,
+	IWARP_QPS_SQD = 4,
+	IWARP_QPS_SQE = 5,
+	IWARP_QPS_ERR = 6,
+};
+
+struct iwarp_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct iwarp_qp_init_attr {
+	void *qp_context;
+	struct iwarp_cq *send_cq;
+	struct iwarp_cq *recv_cq;
+	struct iwarp_srq *srq;
+	struct iwarp_qp_cap cap;
+	enum iwarp_qp_type qp_type;
+	int sq_sig_all;
+};
+
+struct iwarp_qp {
+	struct iwarp_context *context;
+	void *qp_context;
+	struct iwarp_pd *pd;
+	struct iwarp_cq *send_cq;
+	struct iwarp_cq *recv_cq;
+	struct iwarp_srq *srq;
+	uint32_t handle;
+	uint32_t qp_num;
+	enum iwarp_qp_state state;
+	enum iwarp_qp_type qp_type;
+};
+
+struct iwarp_qp_attr {
+	enum iwarp_qp_state qp_state;
+	enum iwarp_qp_state cur_qp_state;
+	int qp_access_flags;
+	struct iwarp_qp_cap cap;
+	uint8_t max_rd_atomic;      /* ORD */
+	uint8_t max_dest_rd_atomic; /* IRD */
+	uint8_t sq_draining;
+};
+
+enum iwarp_qp_attr_mask {
+	IWARP_QP_STATE = 1 << 0,
+	IWARP_QP_CUR_STATE = 1 << 1,
+	IWARP_QP_ACCESS_FLAGS = 1 << 3,
+	IWARP_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	IWARP_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	IWARP_QP_CAP = 1 << 19,
+};
+
+enum iwarp_wr_opcode {
+	IWARP_WR_RDMA_WRITE = 0,
+	IWARP_WR_SEND = 2,
+	IWARP_WR_RDMA_READ = 4,
+	IWARP_WR_SEND_WITH_INV = 9,
+};
+
+enum iwarp_send_flags {
+	IWARP_SEND_FENCE = 1 << 0,
+	IWARP_SEND_SIGNALED = 1 << 1,
+	IWARP_SEND_SOLICITED = 1 << 2,
+	IWARP_SEND_INLINE = 1 << 3,
+};
+
+struct iwarp_send_wr {
+	uint64_t wr_id;
+	struct iwarp_send_wr *next;
+	struct iwarp_sge *sg_list;
+	int num_sge;
+	enum iwarp_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t invalidate_rkey; /* IWARP_WR_SEND_WITH_INV */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+	} wr;
+};
+
+IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd, struct iwarp_qp_init_attr *attr);
+IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *qp, struct iwarp_qp_attr *attr, int attr_mask);
+IWARP_EXPORT int iwarp_query_qp(struct iwarp_qp *qp, struct iwarp_qp_attr *attr, int attr_mask,
+				struct iwarp_qp_init_attr *init_attr);
+IWARP_EXPORT int iwarp_destroy_qp(struct iwarp_qp *qp);
+/* Return 0 or -errno (EINVAL bad WR, ENOMEM queue full, EINVAL/ENOTCONN
+ * wrong QP state); *bad_wr = the first WR not posted. */
+IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *qp, struct iwarp_send_wr *wr,
+				 struct iwarp_send_wr **bad_wr);
+IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *qp, struct iwarp_recv_wr *wr,
+				 struct iwarp_recv_wr **bad_wr);
+
+/* ---- asynchronous events ---- */
+enum iwarp_event_type {
+	IWARP_EVENT_CQ_ERR = 0,
+	IWARP_EVENT_QP_FATAL = 1,
+	IWARP_EVENT_QP_REQ_ERR = 2,
+	IWARP_EVENT_QP_ACCESS_ERR = 3,
+	IWARP_EVENT_COMM_EST = 4,
+	IWARP_EVENT_SQ_DRAINED = 5,
+	IWARP_EVENT_QP_LAST_WQE_REACHED = 7,
+	IWARP_EVENT_SRQ_LIMIT_REACHED = 12,
+	IWARP_EVENT_SRQ_ERR = 13,
+};
+
+struct iwarp_async_event {
+	union {
+		struct iwarp_cq *cq;
+		struct iwarp_qp *qp;
+		struct iwarp_srq *srq;
+	} element;
+	enum iwarp_event_type event_type;
+	struct iwarp_term_cause term; /* for QP events caused by a TERMINATE (sent or received) */
+	int term_received;            /* 1: the peer sent the TERMINATE; 0: we did */
+};
+
+/* The context's async event fd (readable when an event is pending). */
+IWARP_EXPORT int iwarp_async_fd(struct iwarp_context *ctx);
+IWARP_EXPORT int iwarp_get_async_event(struct iwarp_context *ctx, struct iwarp_async_event *event);
+IWARP_EXPORT void iwarp_ack_async_event(struct iwarp_async_event *event);
+IWARP_EXPORT const char *iwarp_event_type_str(enum iwarp_event_type type);
+
+/* ========================================================================
+ * Connection manager (mirrors librdmacm: rdma_X -> iwarp_cm_X).
+ * ====================================================================== */
+enum iwarp_port_space { IWARP_PS_TCP = 0x0106 };
+
+enum iwarp_cm_event_type {
+	IWARP_CM_EVENT_ADDR_RESOLVED = 0,
+	IWARP_CM_EVENT_ADDR_ERROR = 1,
+	IWARP_CM_EVENT_ROUTE_RESOLVED = 2,
+	IWARP_CM_EVENT_ROUTE_ERROR = 3,
+	IWARP_CM_EVENT_CONNECT_REQUEST = 4,
+	IWARP_CM_EVENT_CONNECT_RESPONSE = 5,
+	IWARP_CM_EVENT_CONNECT_ERROR = 6,
+	IWARP_CM_EVENT_UNREACHABLE = 7,
+	IWARP_CM_EVENT_REJECTED = 8,
+	IWARP_CM_EVENT_ESTABLISHED = 9,
+	IWARP_CM_EVENT_DISCONNECTED = 10,
+	IWARP_CM_EVENT_DEVICE_REMOVAL = 11,
+	IWARP_CM_EVENT_TIMEWAIT_EXIT = 15,
+};
+
+IWARP_EXPORT const char *iwarp_cm_event_str(enum iwarp_cm_event_type event);
+
+struct iwarp_event_channel {
+	int fd; /* readable when a CM event is pending */
+};
+
+struct iwarp_cm_id {
+	struct iwarp_context *verbs; /* the context whose engine runs this id */
+	struct iwarp_event_channel *channel;
+	void *context;               /* user context */
+	struct iwarp_qp *qp;
+	enum iwarp_port_space ps;
+	struct sockaddr_storage src_addr;
+	struct sockaddr_storage dst_addr;
+};
+
+struct iwarp_conn_param {
+	const void *private_data;
+	uint8_t private_data_len;
+	uint8_t responder_resources; /* IRD */
+	uint8_t initiator_depth;     /* ORD */
+	uint8_t flow_control;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+	uint8_t srq;
+	uint32_t qp_num;
+};
+
+struct iwarp_cm_event {
+	struct iwarp_cm_id *id;
+	struct iwarp_cm_id *listen_id;
+	enum iwarp_cm_event_type event;
+	int status; /* 0 or -errno / enum iwarp_error (REJECTED: IWARP_ERR_MPA_REJECTED...) */
+	struct {
+		struct iwarp_conn_param conn; /* private data of the peer's MPA frame (IRD/ORD hidden) */
+	} param;
+};
+
+IWARP_EXPORT struct iwarp_event_channel *iwarp_cm_create_event_channel(void);
+IWARP_EXPORT void iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel);
+/* The new id uses |verbs| (NULL: the process-wide default context, opened on
+ * first use with iwarp_context_attr_init() defaults). */
+IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel, struct iwarp_context *verbs,
+				    struct iwarp_cm_id **id, void *context, enum iwarp_port_space ps);
+IWARP_EXPORT int iwarp_cm_destroy_id(struct iwarp_cm_id *id);
+IWARP_EXPORT int iwarp_cm_bind_addr(struct iwarp_cm_id *id, const struct sockaddr *addr);
+IWARP_EXPORT int iwarp_cm_resolve_addr(struct iwarp_cm_id *id, const struct sockaddr *src_addr,
+				       const struct sockaddr *dst_addr, int timeout_ms);
+IWARP_EXPORT int iwarp_cm_resolve_route(struct iwarp_cm_id *id, int timeout_ms);
+/* Name resolution helper (getaddrinfo, numeric or hostname, IPv4/IPv6). */
+IWARP_EXPORT int iwarp_cm_getaddr(const char *host, uint16_t port, struct sockaddr_storage *out);
+IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *id, int backlog);
+IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *id, struct iwarp_pd *pd,
+				    struct iwarp_qp_init_attr *attr);
+IWARP_EXPORT void iwarp_cm_destroy_qp(struct iwarp_cm_id *id);
+IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *id, const struct iwarp_conn_param *param);
+IWARP_EXPORT int iwarp_cm_accept(struct iwarp_cm_id *id, const struct iwarp_conn_param *param);
+IWARP_EXPORT int iwarp_cm_reject(struct iwarp_cm_id *id, const void *private_data,
+				 uint8_t private_data_len);
+IWARP_EXPORT int iwarp_cm_disconnect(struct iwarp_cm_id *id);
+/* Blocks until an event is pending (unless the channel fd is O_NONBLOCK: -EAGAIN). */
+IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel, struct iwarp_cm_event **event);
+IWARP_EXPORT int iwarp_cm_ack_event(struct iwarp_cm_event *event);
+
 #ifdef __cplusplus
 }
 #endif

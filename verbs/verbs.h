@@ -1,0 +1,328 @@
+/*
+ * verbs/verbs.h: internal definitions of the verbs objects, shared by
+ * verbs/ (which owns them), the QP datapath (qp_conn: RDMAP/DDP/MPA glue that
+ * turns WRs into FPDUs and places received data) and cm/.
+ *
+ * Threads: application threads post WRs and poll CQs; the context's progress
+ * engine thread runs every connection. The rules below say who may touch what.
+ *
+ * Public structs are embedded as the first member of the internal ones, so
+ * a public pointer converts with the *_from_pub() helpers.
+ */
+#ifndef IWARP_VERBS_VERBS_H
+#define IWARP_VERBS_VERBS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iwarp/iwarp.h"
+
+#define IW_MAX_QP 4096
+#define IW_MAX_QP_WR 32768
+#define IW_MAX_SGE 6           /* as siw: SIW_MAX_SGE */
+#define IW_MAX_SGE_RD 1        /* RFC 5040: a Read sink is one buffer */
+#define IW_MAX_INLINE 128      /* >= 80 (siw) and >= 72 (Open MPI) */
+#define IW_MAX_IRD_ORD 128     /* as siw */
+#define IW_MAX_CQE (1 << 22)
+#define IW_MAX_MR (1 << 20)    /* STag index space is 24 bits; we cap the table */
+#define IW_MAX_PRIVATE_DATA 512 /* RFC 5044 §7.1 */
+#define IW_MAX_PD IW_MAX_QP
+#define IW_MAX_CQ (2 * IW_MAX_QP)
+#define IW_MAX_SRQ 1024
+#define IW_MAX_SRQ_WR IW_MAX_QP_WR
+#define IW_MAX_CHANNEL 1024
+
+/*
+ * Ring indices (SQ, RQ, SRQ) are free-running uint32 counters; a ring's
+ * size is a power of two and the slot of index i is i & (size - 1). For the
+ * SQ, RQ and SRQ "head" is the producer (next to post) and "tail" the
+ * consumer (oldest posted); head - tail is the number of posted entries.
+ * (The CQ ring is different: see struct iw_cq.)
+ */
+
+struct engine;   /* io/engine.h */
+struct qp_conn;  /* the QP's wire state, owned by the engine thread */
+
+/* ---- context ---- */
+struct iwarp_context {
+	struct iwarp_context_attr attr; /* validated at open; never changes */
+	char cc_name[32];            /* attr.congestion_control points here */
+	struct engine *engine;
+	pthread_mutex_t lock;        /* object lists, handles, async queue */
+	uint32_t next_handle;
+	uint32_t next_qp_num;
+	struct mr_table *mrs;
+	/* async events: queue + eventfd (iwarp_async_fd) */
+	int async_fd;
+	struct iw_async_node *async_head, *async_tail;
+	/* live objects, so close can refuse with -EBUSY */
+	int n_pd, n_cq, n_qp, n_srq, n_mr, n_channel;
+};
+
+/* Queues an async event and signals async_fd. Any thread. */
+void ctx_async_push(struct iwarp_context *ctx, const struct iwarp_async_event *ev);
+
+/*
+ * Drops every queued (not yet fetched) async event whose element is
+ * |element| (a CQ, QP or SRQ being destroyed), so iwarp_get_async_event()
+ * never returns a dangling pointer. Any thread.
+ */
+void ctx_async_purge(struct iwarp_context *ctx, const void *element);
+
+/*
+ * Waits until |fd| is readable, unless |fd| is O_NONBLOCK. Returns 0 when
+ * readable, -EAGAIN for a non-blocking fd, or -errno of fcntl/poll. Used by
+ * iwarp_get_cq_event() and iwarp_get_async_event().
+ */
+int verbs_wait_fd(int fd);
+
+/*
+ * Makes the eventfd |fd| readable (|on|: adds 1) or not readable (drains
+ * its counter; the fd must be readable then, or the read blocks). Callers
+ * keep the counter non-zero exactly while their queue is non-empty.
+ */
+void verbs_efd_signal(int fd, bool on);
+
+/*
+ * Adjusts one of the live-object counters of |ctx| by |delta| under
+ * ctx->lock, refusing to go beyond |max|. Returns 0 or -ENOMEM (limit).
+ */
+int ctx_count(struct iwarp_context *ctx, int *counter, int delta, int max);
+
+/* ---- protection domains ---- */
+struct iw_pd {
+	struct iwarp_pd pub;
+	int refs; /* MRs, QPs and SRQs using the PD (atomic) */
+};
+
+static inline struct iw_pd *pd_from_pub(struct iwarp_pd *pd)
+{
+	return (struct iw_pd *)pd;
+}
+
+/* Takes / drops a reference on |pd| (atomic; any thread). */
+void pd_get(struct iwarp_pd *pd);
+void pd_put(struct iwarp_pd *pd);
+
+/* ---- memory regions: STag = 24-bit index << 8 | 8-bit key ---- */
+#define MR_STAG_INDEX(stag) ((stag) >> 8)
+#define MR_STAG_KEY(stag) ((uint8_t)((stag) & 0xffu))
+
+struct iw_mr {
+	struct iwarp_mr pub;
+	int access; /* enum iwarp_access_flags */
+};
+
+/*
+ * Creates / destroys the STag table of a context (index 0 is never used,
+ * so STag 0 and the RTR's STag 1 never match a registration).
+ * mr_table_create returns NULL with errno set.
+ */
+struct mr_table *mr_table_create(void);
+void mr_table_destroy(struct mr_table *t);
+
+/*
+ * Result of a remote access check (RFC 5040 §8 / RFC 5041 §7 order):
+ * STag unknown or stale key -> IWARP_ERR_RDMAP_STAG (tagged DDP: IWARP_ERR_DDP_STAG);
+ * MR of another PD -> IWARP_ERR_RDMAP_STAG_STREAM (DDP: ..._STAG_STREAM);
+ * missing REMOTE_READ/REMOTE_WRITE -> IWARP_ERR_RDMAP_ACCESS;
+ * [to, to+len) outside [addr, addr+length) -> IWARP_ERR_RDMAP_BOUNDS (DDP: ..._BOUNDS);
+ * to + len wraps 2^64 -> IWARP_ERR_RDMAP_TO_WRAP (DDP: ..._TO_WRAP).
+ * On success *dst points at the octet for |to| (TO is the virtual address,
+ * as in ibverbs: remote_addr).
+ * Checked in the order listed, except that TO wrap is checked before the
+ * bounds (a wrapping range is always out of bounds too). An access of 0
+ * checks nothing but the STag, PD and bounds. Read sink rule (RFC-FACTS
+ * §0.8): |access| IWARP_ACCESS_LOCAL_WRITE (placing a Read Response) is
+ * granted by LOCAL_WRITE or REMOTE_WRITE, as iWARP apps register the sink
+ * with REMOTE_WRITE. Thread-safe against concurrent (de)registration
+ * (read lock, no allocation). |dst| may be NULL.
+ */
+int mr_check_remote(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
+		    int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst);
+
+/*
+ * Local SGE check for posting/processing: lkey valid, same PD, inside the MR,
+ * |access| (e.g. IWARP_ACCESS_LOCAL_WRITE for a receive or Read sink) granted.
+ * Returns 0 or -EINVAL (bad lkey) / -EACCES (access) / -EFAULT (bounds) / -EPERM (PD).
+ * An SGE with length 0 is always valid. Checked in the order lkey, PD,
+ * bounds (incl. wrap), access. IWARP_ACCESS_LOCAL_WRITE is also granted by
+ * REMOTE_WRITE (Read sink rule, see mr_check_remote). Thread-safe.
+ */
+int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
+		   const struct iwarp_pd *pd, int access);
+
+/* ---- completion queues ---- */
+struct iw_cq {
+	struct iwarp_cq pub;
+	pthread_spinlock_t lock;
+	struct iwarp_wc *ring;     /* capacity = size (= pub.cqe) */
+	uint32_t size, head, tail; /* head: next to poll, tail: next to fill (mod size) */
+	uint32_t count;            /* completions in the ring */
+	int refs;                  /* QPs using this CQ (atomic) */
+	int armed;                 /* 0, 1 = next completion, 2 = solicited only */
+	bool overflow;             /* set once: CQ_ERR async event raised */
+	unsigned int events_queued, events_acked; /* given out by get_cq_event / acked */
+	struct iw_cq *chan_next;   /* pending-event list of the channel */
+	bool on_chan_list;         /* an event is pending (at most one per CQ) */
+};
+
+/* A completion channel: eventfd readable exactly while its list is non-empty. */
+struct iw_channel {
+	struct iwarp_comp_channel pub;
+	pthread_mutex_t lock;          /* the pending list and the fd's counter */
+	struct iw_cq *head, *tail;     /* CQs with a pending event, oldest first */
+};
+
+static inline struct iw_channel *channel_from_pub(struct iwarp_comp_channel *ch)
+{
+	return (struct iw_channel *)ch;
+}
+
+/* Queues one event for |cq| on its channel (coalesced while pending). */
+void channel_fire(struct iw_cq *cq);
+
+/* Removes |cq| from its channel's pending list (CQ destruction). */
+void channel_remove_cq(struct iw_cq *cq);
+
+static inline struct iw_cq *cq_from_pub(struct iwarp_cq *cq)
+{
+	return (struct iw_cq *)cq;
+}
+
+/*
+ * Adds one completion (any thread). |solicited|: the completion of a Send
+ * with Solicited Event or an error (fires a solicited-only arm).
+ * Fires the channel when armed. Returns 0, or -ENOSPC on overflow (the CQ is
+ * then in error: CQ_ERR async event, further pushes dropped).
+ */
+int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited);
+
+/* ---- shared receive queues and receive WQEs ---- */
+struct iw_rqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t total_len;
+	struct iwarp_sge sge[IW_MAX_SGE];
+};
+
+struct iw_srq {
+	struct iwarp_srq pub;
+	pthread_spinlock_t lock;
+	struct iw_rqe *ring;
+	uint32_t size, head, tail, count;
+	struct iwarp_srq_attr attr;
+	bool limit_armed;
+	int refs;                 /* QPs using this SRQ (atomic) */
+};
+
+static inline struct iw_srq *srq_from_pub(struct iwarp_srq *srq)
+{
+	return (struct iw_srq *)srq;
+}
+
+/* ---- queue pairs ---- */
+struct iw_wqe {
+	uint64_t wr_id;
+	enum iwarp_wr_opcode opcode;
+	unsigned int send_flags;  /* IWARP_SEND_*; SIGNALED already folded with sq_sig_all */
+	uint32_t invalidate_rkey;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t num_sge;
+	uint32_t total_len;
+	struct iwarp_sge sge[IW_MAX_SGE];
+	bool is_inline;           /* payload copied into inline_data at post time */
+	uint8_t inline_data[IW_MAX_INLINE];
+};
+
+struct iw_qp {
+	struct iwarp_qp pub;
+	pthread_mutex_t lock;     /* state, sq/rq indices (short critical sections) */
+	struct iwarp_qp_cap cap;
+	bool sq_sig_all;
+	/* send queue ring: [sq_tail, sq_head) posted, not yet completed;
+	 * the engine transmits in order from sq_next (sq_tail <= sq_next <= sq_head) */
+	struct iw_wqe *sq;
+	uint32_t sq_size, sq_head, sq_next, sq_tail;
+	/* receive queue ring (unused with an SRQ) */
+	struct iw_rqe *rq;
+	uint32_t rq_size, rq_head, rq_tail;
+	uint8_t ird, ord;         /* negotiated Read limits (max_dest_rd_atomic / max_rd_atomic) */
+	struct qp_conn *conn;     /* engine-side wire state; NULL when not connected */
+	struct iwarp_cm_id *cm_id;
+	struct iwarp_term_cause term; /* why the QP went to ERR, if a TERMINATE did it */
+	bool term_valid;          /* |term| is set */
+	bool term_received;       /* the peer sent it (set before qp_set_error) */
+	int access_flags;         /* IWARP_QP_ACCESS_FLAGS (remote access allowed) */
+};
+
+/* Slot of SQ index |i| / RQ index |i| (see "Ring indices" above). */
+static inline struct iw_wqe *qp_sq_wqe(struct iw_qp *qp, uint32_t i)
+{
+	return &qp->sq[i & (qp->sq_size - 1)];
+}
+
+static inline struct iw_rqe *qp_rq_rqe(struct iw_qp *qp, uint32_t i)
+{
+	return &qp->rq[i & (qp->rq_size - 1)];
+}
+
+static inline struct iw_qp *qp_from_pub(struct iwarp_qp *qp)
+{
+	return (struct iw_qp *)qp;
+}
+
+/*
+ * Takes the oldest receive WQE for an incoming Send (from the SRQ if the QP
+ * has one). Returns 0 and fills |out|, or -ENOENT when none is posted.
+ * Engine thread. Raises SRQ_LIMIT_REACHED when an armed SRQ drops below its limit.
+ * The popped WQE belongs to the caller from then on: it must complete it
+ * (cq_push on recv_cq, IWARP_WC_RECV), also when the QP fails meanwhile
+ * (qp_set_error flushes only WQEs still in the ring).
+ */
+int qp_rq_pop(struct iw_qp *qp, struct iw_rqe *out);
+
+/*
+ * Moves the QP to ERR (any thread): records |term| (may be NULL), flushes
+ * every posted-but-uncompleted send WQE and every receive WQE with
+ * IWARP_WC_WR_FLUSH_ERR into the CQs (in order), raises IWARP_EVENT_QP_FATAL
+ * (or QP_REQ_ERR / QP_ACCESS_ERR per |term|) when |async| is true.
+ * The engine calls this after it stopped transmitting for the QP.
+ * Every flushed send WQE gets a completion, signaled or not (ibverbs).
+ * A QP with an SRQ raises IWARP_EVENT_QP_LAST_WQE_REACHED (|async| true).
+ * Set qp->term_received before the call when the peer sent the TERMINATE.
+ */
+void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term, bool async);
+
+/* Completes send WQEs [sq_tail, upto) in order: signaled ones get a
+ * completion with |status| (IWARP_WC_SUCCESS normally). Engine thread.
+ * With an error status every WQE of the range gets a completion. |upto| is
+ * clamped to sq_head; a range already flushed is ignored. In SQD, raises
+ * IWARP_EVENT_SQ_DRAINED when the SQ becomes empty. */
+void qp_sq_complete(struct iw_qp *qp, uint32_t upto, enum iwarp_wc_status status);
+
+/* ---- hooks the engine provides to verbs (io/engine.h implements) ---- */
+/* Called after WRs were added to the SQ (doorbell). */
+void engine_qp_kick(struct iw_qp *qp);
+/* Called when the application moves a connected QP to ERR or SQD, or destroys it;
+ * the engine sends what the RFC asks (TERMINATE / orderly close) and detaches.
+ * verbs calls it (without holding qp->lock) for every application move to
+ * ERR, SQD or RESET, whether or not the QP is connected (the engine ignores
+ * a QP it does not run). IWARP_QPS_RESET means detach: it is also what
+ * iwarp_destroy_qp passes (after ERR); once it returns, the engine must not
+ * touch the QP again. */
+void engine_qp_state_change(struct iw_qp *qp, enum iwarp_qp_state new_state);
+/* Inline progress mode: poll_cq calls this before reading the ring. */
+int engine_progress(struct engine *eng);
+
+/*
+ * Engine lifetime (io/engine.h; verbs/engine_stub.c holds weak stand-ins
+ * until the real engine links). engine_create returns NULL with errno set.
+ */
+struct engine *engine_create(struct iwarp_context *ctx);
+void engine_destroy(struct engine *eng);
+
+#endif /* IWARP_VERBS_VERBS_H */
