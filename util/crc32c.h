@@ -53,4 +53,33 @@ const struct crc32c_backend *crc32c_backends(size_t *n);
 /* The backend crc32c_update dispatches to. */
 const struct crc32c_backend *crc32c_selected(void);
 
+/*
+ * Backend entry points (util/crc32c_slice8.c, crc32c_sse42.c,
+ * crc32c_isal.c). Same contract as crc32c_update; call one only when its
+ * *_available() returns nonzero (crc32c_slice8_update always works).
+ * crc32c_sse42_update falls back to slicing-by-8 on CPUs without SSE4.2.
+ * The ISA-L entry points exist only in builds with HAVE_ISAL.
+ */
+uint32_t crc32c_slice8_update(uint32_t crc, const void *buf, size_t len);
+int crc32c_sse42_available(void);
+uint32_t crc32c_sse42_update(uint32_t crc, const void *buf, size_t len);
+int crc32c_isal_available(void);
+uint32_t crc32c_isal_update(uint32_t crc, const void *buf, size_t len);
+
+/*
+ * GF(2) algebra of the CRC register (reflected: bit 31 holds x^0).
+ *
+ * crc32c_mulmod: |a| * |b| mod P, P the Castagnoli polynomial.
+ * crc32c_xpow: x^|n| mod P.
+ * crc32c_zeros: the running CRC after |n| zero octets starting from |crc|,
+ *   in O(log n) (crc32c_update over n zero bytes, without touching memory).
+ * crc32c_combine: the running CRC over A||B from |crc_a| (running CRC after
+ *   A) and |crc_b| (crc32c_update(0, B, len_b)); the CRC is linear, so
+ *   crc32c_update(s, B) == crc32c_zeros(s, len_b) ^ crc32c_update(0, B).
+ */
+uint32_t crc32c_mulmod(uint32_t a, uint32_t b);
+uint32_t crc32c_xpow(uint64_t n);
+uint32_t crc32c_zeros(uint32_t crc, uint64_t n);
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
+
 #endif /* IWARP_UTIL_CRC32C_H */
