@@ -1,0 +1,358 @@
+/* tests/rdmap_test.c: RDMAP opcode table, header check, Read Request codec. */
+#include "config.h"
+
+#include <string.h>
+
+#include "ddp/ddp_hdr.h"
+#include "iwarp/iwarp.h"
+#include "rdmap/rdmap_opcode.h"
+#include "rdmap/rdmap_rreq.h"
+#include "testutil.h"
+
+/* RFC 5040 §4.2, §5.1; names as in Wireshark (RFC-FACTS §2.2). */
+START_TEST(test_opcode_table)
+{
+	static const struct {
+		const char *name;
+		bool valid, tagged;
+		uint8_t qn, hdr_len;
+		bool se, inv;
+	} want[RDMAP_OPCODE_COUNT] = {
+		{"Write", true, true, RDMAP_QN_NONE, 0, false, false},
+		{"Read Request", true, false, 1, 28, false, false},
+		{"Read Response", true, true, RDMAP_QN_NONE, 0, false, false},
+		{"Send", true, false, 0, 0, false, false},
+		{"Send with Invalidate", true, false, 0, 0, false, true},
+		{"Send with SE", true, false, 0, 0, true, false},
+		{"Send with SE and Invalidate", true, false, 0, 0, true, true},
+		{"Terminate", true, false, 2, 0, false, false},
+		{"Immediate Data", false, false, 0, 0, false, false},
+		{"Immediate Data with SE", false, false, 0, 0, false, false},
+		{"Atomic Request", false, false, 3, 0, false, false},
+		{"Atomic Response", false, false, 4, 0, false, false},
+		{"Reserved", false, false, RDMAP_QN_NONE, 0, false, false},
+		{"Reserved", false, false, RDMAP_QN_NONE, 0, false, false},
+		{"Reserved", false, false, RDMAP_QN_NONE, 0, false, false},
+		{"Reserved", false, false, RDMAP_QN_NONE, 0, false, false},
+	};
+	unsigned int i;
+
+	for (i = 0; i < RDMAP_OPCODE_COUNT; i++) {
+		const struct rdmap_opcode_info *op =
+			rdmap_opcode_get((uint8_t)i);
+
+		ck_assert_ptr_eq(op, &rdmap_opcode_table[i]);
+		ck_assert_str_eq(op->name, want[i].name);
+		ck_assert_str_eq(rdmap_opcode_name((uint8_t)i), want[i].name);
+		ck_assert(op->valid == want[i].valid);
+		ck_assert(op->tagged == want[i].tagged);
+		ck_assert_uint_eq(op->qn, want[i].qn);
+		ck_assert_uint_eq(op->hdr_len, want[i].hdr_len);
+		ck_assert(op->solicited == want[i].se);
+		ck_assert(op->invalidate == want[i].inv);
+	}
+	ck_assert_uint_eq(rdmap_opcode_table[RDMAP_OP_READ_REQUEST].hdr_len,
+			  RDMAP_RREQ_HDR_LEN);
+	/* only the low 4 bits index the table */
+	ck_assert_ptr_eq(rdmap_opcode_get(0x17), &rdmap_opcode_table[7]);
+}
+END_TEST
+
+static struct ddp_hdr hdr_for(uint8_t opcode)
+{
+	const struct rdmap_opcode_info *op = rdmap_opcode_get(opcode);
+	struct ddp_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.tagged = op->tagged;
+	h.last = true;
+	h.dv = DDP_VERSION;
+	h.rv = RDMAP_VERSION;
+	h.opcode = opcode;
+	if (!op->tagged)
+		h.qn = op->qn;
+	h.msn = 1;
+	return h;
+}
+
+START_TEST(test_hdr_check_valid)
+{
+	uint8_t op;
+	struct ddp_hdr h;
+
+	for (op = 0; op <= RDMAP_OP_TERMINATE; op++) {
+		h = hdr_for(op);
+		ck_assert_int_eq(rdmap_hdr_check(&h), 0);
+		/* reserved RDMAP bits are ignored on receive (RFC 5040 §4.2) */
+		h.rdmap_rsv = 3;
+		ck_assert_int_eq(rdmap_hdr_check(&h), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_hdr_check_version)
+{
+	uint8_t rv;
+	struct ddp_hdr h = hdr_for(RDMAP_OP_SEND);
+
+	for (rv = 0; rv < 4; rv++) {
+		h.rv = rv;
+		ck_assert_int_eq(rdmap_hdr_check(&h),
+				 rv == 1 ? 0 : IWARP_ERR_RDMAP_VERSION);
+	}
+	/* version is checked before the opcode (RemoteOp 0x05 wins) */
+	h.rv = 2;
+	h.opcode = 0xC;
+	ck_assert_int_eq(rdmap_hdr_check(&h), IWARP_ERR_RDMAP_VERSION);
+}
+END_TEST
+
+START_TEST(test_hdr_check_opcode)
+{
+	uint8_t op;
+	struct ddp_hdr h;
+
+	/* RFC 7306 and reserved opcodes, either buffer model, any QN */
+	for (op = 8; op < 16; op++) {
+		h = hdr_for(RDMAP_OP_SEND);
+		h.opcode = op;
+		ck_assert_int_eq(rdmap_hdr_check(&h), IWARP_ERR_RDMAP_OPCODE);
+		h.tagged = true;
+		ck_assert_int_eq(rdmap_hdr_check(&h), IWARP_ERR_RDMAP_OPCODE);
+	}
+	h = hdr_for(RDMAP_OP_SEND);
+	h.opcode = 16; /* not representable on the wire: still refused */
+	ck_assert_int_eq(rdmap_hdr_check(&h), IWARP_ERR_RDMAP_OPCODE);
+}
+END_TEST
+
+START_TEST(test_hdr_check_model_and_qn)
+{
+	uint8_t op;
+	uint32_t qn;
+	struct ddp_hdr h;
+
+	for (op = 0; op <= RDMAP_OP_TERMINATE; op++) {
+		const struct rdmap_opcode_info *info = rdmap_opcode_get(op);
+
+		/* wrong buffer model -> unexpected opcode */
+		h = hdr_for(op);
+		h.tagged = !info->tagged;
+		ck_assert_int_eq(rdmap_hdr_check(&h), IWARP_ERR_RDMAP_OPCODE);
+		if (info->tagged)
+			continue;
+		/* wrong queue -> DDP invalid QN */
+		for (qn = 0; qn < 6; qn++) {
+			h = hdr_for(op);
+			h.qn = qn;
+			ck_assert_int_eq(rdmap_hdr_check(&h),
+					 qn == info->qn ? 0 : IWARP_ERR_DDP_QN);
+		}
+		h.qn = 0xFFFFFFFFu;
+		ck_assert_int_eq(rdmap_hdr_check(&h), IWARP_ERR_DDP_QN);
+	}
+	/* tagged headers carry no QN: a stray value is not looked at */
+	h = hdr_for(RDMAP_OP_WRITE);
+	h.qn = 7;
+	ck_assert_int_eq(rdmap_hdr_check(&h), 0);
+}
+END_TEST
+
+/* A Read Request siw put on the wire (evidence/mpa-lo.pcapng frame 204). */
+static const uint8_t siw_rreq[RDMAP_RREQ_MSG_LEN] = {
+	0x41, 0x41, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, /* DDP */
+	0x7f, 0x60, 0xe4, 0x00,				      /* sink STag */
+	0x00, 0x00, 0x7f, 0x2b, 0x04, 0x00, 0x0e, 0x00,	      /* sink TO */
+	0x00, 0x00, 0x00, 0x40,				      /* size 64 */
+	0x00, 0x00, 0x12, 0x34,				      /* src STag */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00,	      /* src TO */
+};
+
+START_TEST(test_rreq_kat_siw)
+{
+	struct rdmap_rreq rr, want = {
+				      .sink_stag = 0x7f60e400,
+				      .sink_to = 0x00007f2b04000e00ull,
+				      .size = 64,
+				      .src_stag = 0x1234,
+				      .src_to = 0x1000,
+			      };
+	struct ddp_hdr h;
+	uint8_t buf[RDMAP_RREQ_MSG_LEN + 4];
+
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(&h, &rr, siw_rreq, sizeof(siw_rreq)),
+		RDMAP_RREQ_MSG_LEN);
+	ck_assert(!h.tagged && h.last);
+	ck_assert_uint_eq(h.qn, 1);
+	ck_assert_uint_eq(h.msn, 1);
+	ck_assert_uint_eq(h.mo, 0);
+	ck_assert_uint_eq(rr.sink_stag, want.sink_stag);
+	ck_assert(rr.sink_to == want.sink_to);
+	ck_assert_uint_eq(rr.size, want.size);
+	ck_assert_uint_eq(rr.src_stag, want.src_stag);
+	ck_assert(rr.src_to == want.src_to);
+
+	memset(buf, 0xEE, sizeof(buf));
+	ck_assert_uint_eq(rdmap_rreq_msg_encode(buf, 1, &want),
+			  RDMAP_RREQ_MSG_LEN);
+	ck_assert_mem_eq(buf, siw_rreq, sizeof(siw_rreq));
+	ck_assert_uint_eq(buf[RDMAP_RREQ_MSG_LEN], 0xEE);
+	/* NULL DDP header out-parameter is allowed */
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, siw_rreq, sizeof(siw_rreq)),
+		RDMAP_RREQ_MSG_LEN);
+}
+END_TEST
+
+START_TEST(test_rreq_hdr_kat)
+{
+	static const uint8_t kat[RDMAP_RREQ_HDR_LEN] = {
+		0x11, 0x22, 0x33, 0x44, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06,
+		0x07, 0x08, 0xde, 0xad, 0xbe, 0xef, 0xaa, 0xbb, 0xcc, 0xdd,
+		0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8,
+	};
+	struct rdmap_rreq rr =
+				  {
+					  .sink_stag = 0x11223344,
+					  .sink_to = 0x0102030405060708ull,
+					  .size = 0xdeadbeef,
+					  .src_stag = 0xaabbccdd,
+					  .src_to = 0xf1f2f3f4f5f6f7f8ull,
+				  },
+			  d;
+	uint8_t buf[RDMAP_RREQ_HDR_LEN];
+	size_t n;
+
+	ck_assert_uint_eq(rdmap_rreq_encode(buf, &rr), RDMAP_RREQ_HDR_LEN);
+	ck_assert_mem_eq(buf, kat, sizeof(kat));
+	memset(&d, 0, sizeof(d));
+	ck_assert_int_eq(rdmap_rreq_decode(&d, kat, sizeof(kat)),
+			 RDMAP_RREQ_HDR_LEN);
+	ck_assert_uint_eq(d.sink_stag, rr.sink_stag);
+	ck_assert(d.sink_to == rr.sink_to);
+	ck_assert_uint_eq(d.size, rr.size);
+	ck_assert_uint_eq(d.src_stag, rr.src_stag);
+	ck_assert(d.src_to == rr.src_to);
+	for (n = 0; n < RDMAP_RREQ_HDR_LEN; n++)
+		ck_assert_int_eq(rdmap_rreq_decode(&d, kat, n),
+				 IWARP_ERR_TRUNCATED);
+}
+END_TEST
+
+START_TEST(test_rreq_round_trip)
+{
+	uint64_t seed = 42;
+	uint8_t buf[RDMAP_RREQ_MSG_LEN];
+	struct rdmap_rreq rr, d;
+	struct ddp_hdr h;
+	uint32_t msn;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		rr.sink_stag = (uint32_t)iw_test_rand(&seed);
+		rr.sink_to = iw_test_rand(&seed);
+		rr.size = (uint32_t)iw_test_rand(&seed);
+		rr.src_stag = (uint32_t)iw_test_rand(&seed);
+		rr.src_to = iw_test_rand(&seed);
+		msn = (uint32_t)iw_test_rand(&seed);
+		ck_assert_uint_eq(rdmap_rreq_msg_encode(buf, msn, &rr),
+				  RDMAP_RREQ_MSG_LEN);
+		ck_assert_uint_eq(buf[0], 0x41);
+		ck_assert_uint_eq(buf[1], 0x41);
+		ck_assert_int_eq(
+			rdmap_rreq_msg_decode(&h, &d, buf, sizeof(buf)),
+			RDMAP_RREQ_MSG_LEN);
+		ck_assert_uint_eq(h.msn, msn);
+		ck_assert_uint_eq(h.qn, DDP_QN_READ_REQUEST);
+		ck_assert_uint_eq(h.rsvdulp, 0);
+		ck_assert_uint_eq(d.sink_stag, rr.sink_stag);
+		ck_assert(d.sink_to == rr.sink_to);
+		ck_assert_uint_eq(d.size, rr.size);
+		ck_assert_uint_eq(d.src_stag, rr.src_stag);
+		ck_assert(d.src_to == rr.src_to);
+	}
+}
+END_TEST
+
+START_TEST(test_rreq_msg_errors)
+{
+	uint8_t buf[RDMAP_RREQ_MSG_LEN + 1];
+	struct rdmap_rreq rr;
+	size_t n;
+
+	/* every truncation */
+	for (n = 0; n < RDMAP_RREQ_MSG_LEN; n++)
+		ck_assert_int_eq(rdmap_rreq_msg_decode(NULL, &rr, siw_rreq, n),
+				 IWARP_ERR_TRUNCATED);
+	/* one octet too many: the QN 1 buffer is exactly 28 octets */
+	memcpy(buf, siw_rreq, sizeof(siw_rreq));
+	buf[RDMAP_RREQ_MSG_LEN] = 0;
+	ck_assert_int_eq(rdmap_rreq_msg_decode(NULL, &rr, buf, sizeof(buf)),
+			 IWARP_ERR_DDP_MSG_TOO_LONG);
+	/* RDMAP version 2 */
+	memcpy(buf, siw_rreq, sizeof(siw_rreq));
+	buf[1] = 0x81;
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, buf, RDMAP_RREQ_MSG_LEN),
+		IWARP_ERR_RDMAP_VERSION);
+	/* a Send, not a Read Request, on QN 1 */
+	memcpy(buf, siw_rreq, sizeof(siw_rreq));
+	buf[1] = 0x43;
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, buf, RDMAP_RREQ_MSG_LEN),
+		IWARP_ERR_DDP_QN);
+	/* a Send on its own queue is still no Read Request */
+	buf[9] = 0x00;
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, buf, RDMAP_RREQ_MSG_LEN),
+		IWARP_ERR_RDMAP_OPCODE);
+	/* Read Request on QN 0 */
+	memcpy(buf, siw_rreq, sizeof(siw_rreq));
+	buf[9] = 0x00;
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, buf, RDMAP_RREQ_MSG_LEN),
+		IWARP_ERR_DDP_QN);
+	/* tagged Read Request */
+	memcpy(buf, siw_rreq, sizeof(siw_rreq));
+	buf[0] = 0xC1;
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, buf, RDMAP_RREQ_MSG_LEN),
+		IWARP_ERR_RDMAP_OPCODE);
+	/* MO != 0 and L = 0 */
+	memcpy(buf, siw_rreq, sizeof(siw_rreq));
+	buf[17] = 0x04;
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, buf, RDMAP_RREQ_MSG_LEN),
+		IWARP_ERR_DDP_MO);
+	memcpy(buf, siw_rreq, sizeof(siw_rreq));
+	buf[0] = 0x01;
+	ck_assert_int_eq(
+		rdmap_rreq_msg_decode(NULL, &rr, buf, RDMAP_RREQ_MSG_LEN),
+		IWARP_ERR_DDP_MO);
+}
+END_TEST
+
+static Suite *rdmap_suite(void)
+{
+	Suite *s = suite_create("rdmap");
+	TCase *tc = tcase_create("opcode");
+
+	tcase_add_test(tc, test_opcode_table);
+	tcase_add_test(tc, test_hdr_check_valid);
+	tcase_add_test(tc, test_hdr_check_version);
+	tcase_add_test(tc, test_hdr_check_opcode);
+	tcase_add_test(tc, test_hdr_check_model_and_qn);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rreq");
+	tcase_add_test(tc, test_rreq_kat_siw);
+	tcase_add_test(tc, test_rreq_hdr_kat);
+	tcase_add_test(tc, test_rreq_round_trip);
+	tcase_add_test(tc, test_rreq_msg_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+IW_TEST_MAIN(rdmap_suite)
