@@ -4,8 +4,11 @@
 FUZZ_SECONDS = 30
 FUZZ_TARGETS =
 if ENABLE_FUZZING
-FUZZ_TARGETS += fuzz/fuzz_mpa_rr fuzz/fuzz_ddp_rdmap fuzz/fuzz_term
-noinst_PROGRAMS += fuzz/fuzz_mpa_rr fuzz/fuzz_ddp_rdmap fuzz/fuzz_term
+FUZZ_TARGETS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term
+noinst_PROGRAMS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term
+fuzz_fuzz_mpa_rx_SOURCES = fuzz/fuzz_mpa_rx.c
+fuzz_fuzz_mpa_rx_LDADD = $(FUZZ_LINKWITH)
+fuzz_fuzz_mpa_rx_LDFLAGS = $(FUZZ_LINKFLAGS)
 fuzz_fuzz_mpa_rr_SOURCES = fuzz/fuzz_mpa_rr.c
 fuzz_fuzz_mpa_rr_LDADD = $(FUZZ_LINKWITH)
 fuzz_fuzz_mpa_rr_LDFLAGS = $(FUZZ_LINKFLAGS)
@@ -16,7 +19,7 @@ fuzz_fuzz_term_SOURCES = fuzz/fuzz_term.c
 fuzz_fuzz_term_LDADD = $(FUZZ_LINKWITH)
 fuzz_fuzz_term_LDFLAGS = $(FUZZ_LINKFLAGS)
 endif
-EXTRA_DIST += fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c
+EXTRA_DIST += fuzz/fuzz_mpa_rx.c fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c
 FUZZ_LINKWITH = libiwarp-core.la
 FUZZ_LINKFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 

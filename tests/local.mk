@@ -6,3 +6,12 @@ tests_libtestutil_la_SOURCES = tests/testutil.c tests/testutil.h
 tests_libtestutil_la_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 endif
 EXTRA_DIST += tests/data
+
+# The Wireshark round trip: a capture built by our encoders, decoded by tshark.
+if HAVE_CHECK
+check_PROGRAMS += tests/synth_capture
+endif
+tests_synth_capture_SOURCES = tests/synth_capture.c tests/pcap_writer.c tests/pcap_writer.h
+tests_synth_capture_LDADD = libiwarp-core.la
+TESTS += tests/tshark_roundtrip.sh
+dist_check_SCRIPTS += tests/tshark_roundtrip.sh
