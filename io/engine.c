@@ -1,0 +1,678 @@
+/*
+ * io/engine.c: the progress engine loop, its thread and wait modes, the
+ * doorbell, work items and cross-thread calls.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io/engine_int.h"
+#include "util/mem.h"
+
+#define ENGINE_RING_DEFAULT 256
+#define ENGINE_BUSY_MIN_NS 1000u
+#ifndef ENGINE_YIELD_EVERY
+#define ENGINE_YIELD_EVERY 64u /* LATENCY: sched_yield once per this many empty polls */
+#endif /* the ADAPTIVE window never shrinks below 1 µs */
+
+/* The engine whose loop the current thread runs (NULL: none). */
+static __thread struct engine *tls_engine;
+
+uint64_t engine_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool engine_in_thread(const struct engine *eng)
+{
+	return tls_engine == eng;
+}
+
+enum engine_mode engine_get_mode(const struct engine *eng)
+{
+	return eng->mode;
+}
+
+const char *engine_cc(const struct engine *eng)
+{
+	return eng->cc;
+}
+
+/* ---- SQEs ---- */
+
+struct io_uring_sqe *engine_sqe(struct engine *eng)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&eng->ring);
+	int i;
+
+	for (i = 0; !sqe && i < 64; i++) {
+		int rc = io_uring_submit(&eng->ring);
+
+		if (rc < 0 && rc != -EAGAIN && rc != -EBUSY && rc != -EINTR)
+			return NULL;
+		sqe = io_uring_get_sqe(&eng->ring);
+	}
+	return sqe;
+}
+
+void engine_submit(struct engine *eng)
+{
+	if (io_uring_sq_ready(&eng->ring) > 0)
+		io_uring_submit(&eng->ring);
+}
+
+/* ---- live objects ---- */
+
+void engine_obj_add(struct engine *eng, struct engine_obj *obj,
+		    void (*abort_fn)(struct engine_obj *obj))
+{
+	obj->abort = abort_fn;
+	obj->next = eng->objs.next;
+	obj->prev = &eng->objs;
+	eng->objs.next->prev = obj;
+	eng->objs.next = obj;
+	eng->n_objs++;
+}
+
+void engine_obj_del(struct engine *eng, struct engine_obj *obj)
+{
+	if (!obj->next)
+		return;
+	obj->prev->next = obj->next;
+	obj->next->prev = obj->prev;
+	obj->next = obj->prev = NULL;
+	eng->n_objs--;
+}
+
+/* ---- doorbell and work items ---- */
+
+static void engine_efd_arm(struct engine *eng);
+
+static void engine_efd_complete(struct engine_op *op, int res, uint32_t flags)
+{
+	struct engine *eng = io_container_of(op, struct engine, efd_op);
+
+	(void)res;
+	(void)flags;
+	/* Reset before re-arming: a queuer that still saw rung == 1 pushed its
+	 * work before our next look at work_in (seq_cst), see engine_poll. */
+	atomic_store(&eng->rung, false);
+	engine_efd_arm(eng);
+}
+
+static void engine_efd_arm(struct engine *eng)
+{
+	struct io_uring_sqe *sqe = engine_sqe(eng);
+
+	if (!sqe)
+		return;
+	io_uring_prep_read(sqe, eng->efd, &eng->efd_val, sizeof(eng->efd_val),
+			   0);
+	io_uring_sqe_set_data(sqe, &eng->efd_op);
+}
+
+/* Wakes the engine if it sleeps (or is about to). Any thread. */
+static void engine_ring_bell(struct engine *eng)
+{
+	uint64_t one = 1;
+
+	if (atomic_load(&eng->sleeping) && !atomic_exchange(&eng->rung, true)) {
+		ssize_t rc = write(eng->efd, &one, sizeof(one));
+
+		(void)rc; /* an eventfd write only fails on overflow: awake anyway */
+	}
+}
+
+void engine_work_init(struct engine_work *w, void (*fn)(void *arg), void *arg)
+{
+	w->next = NULL;
+	w->fn = fn;
+	w->arg = arg;
+	atomic_init(&w->queued, false);
+}
+
+void engine_work_queue(struct engine *eng, struct engine_work *w)
+{
+	struct engine_work *head;
+
+	if (atomic_exchange(&w->queued, true))
+		return;
+	if (engine_in_thread(eng)) {
+		w->next = NULL;
+		if (eng->work_tail)
+			eng->work_tail->next = w;
+		else
+			eng->work_head = w;
+		eng->work_tail = w;
+		return;
+	}
+	head = atomic_load_explicit(&eng->work_in, memory_order_relaxed);
+	do {
+		w->next = head;
+	} while (!atomic_compare_exchange_weak(&eng->work_in, &head, w));
+	engine_ring_bell(eng);
+}
+
+/* Moves the remotely pushed items (newest first) to the local FIFO. */
+static void engine_work_collect(struct engine *eng)
+{
+	struct engine_work *w, *rev = NULL, *next;
+
+	if (!atomic_load_explicit(&eng->work_in, memory_order_relaxed))
+		return;
+	w = atomic_exchange(&eng->work_in, NULL);
+	for (; w; w = next) {
+		next = w->next;
+		w->next = rev;
+		rev = w;
+	}
+	while (rev) {
+		next = rev->next;
+		rev->next = NULL;
+		if (eng->work_tail)
+			eng->work_tail->next = rev;
+		else
+			eng->work_head = rev;
+		eng->work_tail = rev;
+		rev = next;
+	}
+}
+
+/* Runs the items queued so far (not the ones they queue). */
+static int engine_work_run(struct engine *eng)
+{
+	struct engine_work *w, *last;
+	int n = 0;
+
+	engine_work_collect(eng);
+	last = eng->work_tail;
+	if (!last)
+		return 0;
+	do {
+		w = eng->work_head;
+		eng->work_head = w->next;
+		if (!eng->work_head)
+			eng->work_tail = NULL;
+		w->next = NULL;
+		atomic_store(&w->queued, false);
+		w->fn(w->arg);
+		n++;
+	} while (w != last && eng->work_head);
+	return n;
+}
+
+/* ---- cross-thread calls ---- */
+
+struct engine_call_item {
+	struct engine_work work;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static void engine_call_run(void *arg)
+{
+	struct engine_call_item *c = arg;
+
+	c->fn(c->arg);
+	iw_free(c);
+}
+
+int engine_call(struct engine *eng, void (*fn)(void *arg), void *arg)
+{
+	struct engine_call_item *c = iw_malloc(sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->fn = fn;
+	c->arg = arg;
+	engine_work_init(&c->work, engine_call_run, c);
+	engine_work_queue(eng, &c->work);
+	return 0;
+}
+
+struct engine_sync_item {
+	struct engine_work work;
+	void (*fn)(void *arg);
+	void *arg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+};
+
+static void engine_sync_run(void *arg)
+{
+	struct engine_sync_item *s = arg;
+
+	s->fn(s->arg);
+	pthread_mutex_lock(&s->lock);
+	s->done = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg)
+{
+	struct engine_sync_item s;
+
+	if (engine_in_thread(eng)) {
+		fn(arg);
+		return 0;
+	}
+	if (eng->mode == ENGINE_MODE_INLINE &&
+	    pthread_mutex_trylock(&eng->run_lock) == 0) {
+		/* Nobody drives the engine: we are its thread for now. Earlier
+		 * queued work runs first (FIFO with engine_call). */
+		tls_engine = eng;
+		engine_work_collect(eng);
+		while (eng->work_head)
+			engine_work_run(eng);
+		fn(arg);
+		engine_submit(eng);
+		tls_engine = NULL;
+		pthread_mutex_unlock(&eng->run_lock);
+		return 0;
+	}
+	s.fn = fn;
+	s.arg = arg;
+	s.done = false;
+	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.cond, NULL);
+	engine_work_init(&s.work, engine_sync_run, &s);
+	engine_work_queue(eng, &s.work);
+	pthread_mutex_lock(&s.lock);
+	while (!s.done) {
+		if (eng->mode == ENGINE_MODE_INLINE) {
+			/* The runner may leave before our item ran: take
+			 * over if it does. */
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&s.cond, &s.lock, &ts);
+			if (!s.done &&
+			    pthread_mutex_trylock(&eng->run_lock) == 0) {
+				pthread_mutex_unlock(&s.lock);
+				tls_engine = eng;
+				engine_work_collect(eng);
+				while (eng->work_head)
+					engine_work_run(eng);
+				engine_submit(eng);
+				tls_engine = NULL;
+				pthread_mutex_unlock(&eng->run_lock);
+				pthread_mutex_lock(&s.lock);
+			}
+		} else {
+			pthread_cond_wait(&s.cond, &s.lock);
+		}
+	}
+	pthread_mutex_unlock(&s.lock);
+	pthread_mutex_destroy(&s.lock);
+	pthread_cond_destroy(&s.cond);
+	return 0;
+}
+
+/* ---- the loop ---- */
+
+/* Reaps every completion available now. */
+static int engine_reap(struct engine *eng)
+{
+	struct io_uring_cqe *cqes[64];
+	unsigned int i, n;
+	int total = 0;
+
+	/* COOP_TASKRUN: the kernel does not interrupt us for completions
+	 * (no IPI); it raises IORING_SQ_TASKRUN and we enter to run them. */
+	if (!io_uring_cq_ready(&eng->ring) &&
+	    (IO_URING_READ_ONCE(*eng->ring.sq.kflags) & IORING_SQ_TASKRUN))
+		io_uring_get_events(&eng->ring);
+	do {
+		n = io_uring_peek_batch_cqe(&eng->ring, cqes, 64);
+		for (i = 0; i < n; i++) {
+			struct engine_op *op = io_uring_cqe_get_data(cqes[i]);
+			int res = cqes[i]->res;
+			uint32_t flags = cqes[i]->flags;
+
+			/* advance first: complete() may queue SQEs */
+			io_uring_cq_advance(&eng->ring, 1);
+			if (op)
+				op->complete(op, res, flags);
+		}
+		total += (int)n;
+	} while (n == 64);
+	return total;
+}
+
+/* One non-blocking pass: completions, work, timers, then submit. */
+static int engine_poll(struct engine *eng)
+{
+	int n = engine_reap(eng);
+
+	n += engine_work_run(eng);
+	if (eng->n_timers)
+		n += engine_timers_run(eng, engine_now_ns());
+	engine_submit(eng);
+	return n;
+}
+
+/* Blocks in the kernel until a completion, a due timer or |timeout_ms|. */
+static void engine_sleep(struct engine *eng, int timeout_ms)
+{
+	struct __kernel_timespec ts;
+	struct io_uring_cqe *cqe;
+	uint64_t wait_ns = UINT64_MAX;
+
+	atomic_store(&eng->sleeping, 1);
+	/* Dekker with engine_ring_bell: after announcing sleep, look again. */
+	if (atomic_load(&eng->work_in) || eng->work_head ||
+	    atomic_load(&eng->stop)) {
+		atomic_store(&eng->sleeping, 0);
+		return;
+	}
+	if (timeout_ms >= 0)
+		wait_ns = (uint64_t)timeout_ms * 1000000u;
+	if (eng->n_timers) {
+		uint64_t t = engine_timers_next(eng, engine_now_ns());
+
+		if (t < wait_ns)
+			wait_ns = t;
+	}
+	if (wait_ns == UINT64_MAX) {
+		io_uring_submit_and_wait_timeout(&eng->ring, &cqe, 1, NULL,
+						 NULL);
+	} else if (wait_ns > 0) {
+		ts.tv_sec = (long long)(wait_ns / 1000000000u);
+		ts.tv_nsec = (long long)(wait_ns % 1000000000u);
+		io_uring_submit_and_wait_timeout(&eng->ring, &cqe, 1, &ts,
+						 NULL);
+	}
+	atomic_store(&eng->sleeping, 0);
+}
+
+int engine_run_once(struct engine *eng, int timeout_ms)
+{
+	struct engine *prev;
+	int n;
+
+	if (eng->mode != ENGINE_MODE_INLINE)
+		return -EINVAL;
+	pthread_mutex_lock(&eng->run_lock);
+	prev = tls_engine;
+	tls_engine = eng;
+	n = engine_poll(eng);
+	if (n == 0 && timeout_ms != 0) {
+		engine_sleep(eng, timeout_ms);
+		n = engine_poll(eng);
+	}
+	tls_engine = prev;
+	pthread_mutex_unlock(&eng->run_lock);
+	return n;
+}
+
+static inline void engine_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/*
+ * ADAPTIVE: after the last event, keep polling for busy_win_ns, then sleep.
+ * When polling finds work inside the window, the window doubles (up to
+ * busy_max_ns); when it expires empty, it halves (down to 1 µs).
+ */
+static void *engine_thread_main(void *arg)
+{
+	struct engine *eng = arg;
+	uint64_t idle_since = 0;
+	unsigned int spins = 0;
+
+	tls_engine = eng;
+	/* The doorbell read is ours: with COOP_TASKRUN its completion work
+	 * runs in the task that submitted it. */
+	engine_efd_arm(eng);
+	engine_submit(eng);
+	while (!atomic_load_explicit(&eng->stop, memory_order_relaxed)) {
+		int n = engine_poll(eng);
+		uint64_t now;
+
+		if (n > 0) {
+			if (idle_since && eng->mode == ENGINE_MODE_ADAPTIVE) {
+				eng->busy_win_ns *= 2;
+				if (eng->busy_win_ns > eng->busy_max_ns)
+					eng->busy_win_ns = eng->busy_max_ns;
+			}
+			idle_since = 0;
+			continue;
+		}
+		switch (eng->mode) {
+		case ENGINE_MODE_LATENCY:
+			/* Give the core away now and then: on a VM with few
+			 * cores, softirq threads and the peer must still run. */
+			if (++spins % ENGINE_YIELD_EVERY == 0)
+				sched_yield();
+			else
+				engine_cpu_relax();
+			break;
+		case ENGINE_MODE_ADAPTIVE:
+			now = engine_now_ns();
+			if (!idle_since) {
+				idle_since = now;
+			} else if (now - idle_since >= eng->busy_win_ns) {
+				eng->busy_win_ns /= 2;
+				if (eng->busy_win_ns < ENGINE_BUSY_MIN_NS)
+					eng->busy_win_ns = ENGINE_BUSY_MIN_NS;
+				idle_since = 0;
+				engine_sleep(eng, -1);
+			} else {
+				engine_cpu_relax();
+			}
+			break;
+		case ENGINE_MODE_CPU:
+		case ENGINE_MODE_INLINE:
+		default:
+			engine_sleep(eng, -1);
+			break;
+		}
+	}
+	tls_engine = NULL;
+	return NULL;
+}
+
+/* ---- create / destroy ---- */
+
+/* The opcodes the engine uses; a kernel without one is "no io_uring". */
+static int engine_probe(struct io_uring *ring)
+{
+	static const int need[] = {
+		IORING_OP_SENDMSG, IORING_OP_RECVMSG, IORING_OP_ACCEPT,
+		IORING_OP_CONNECT, IORING_OP_READ, IORING_OP_LINK_TIMEOUT,
+		IORING_OP_ASYNC_CANCEL,
+	};
+	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
+	size_t i;
+	int rc = 0;
+
+	if (!p)
+		return -ENOSYS;
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!io_uring_opcode_supported(p, need[i]))
+			rc = -ENOSYS;
+	io_uring_free_probe(p);
+	return rc;
+}
+
+/* Checks that |cc| can be set on our sockets. */
+static int engine_check_cc(const char *cc)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc,
+		       (socklen_t)strlen(cc)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+struct engine *engine_create(const struct engine_attr *attr)
+{
+	struct engine_attr def = {.mode = ENGINE_MODE_ADAPTIVE};
+	struct engine *eng;
+	unsigned int entries, flags = 0;
+	int rc;
+
+	if (!attr)
+		attr = &def;
+	switch (attr->mode) {
+	case ENGINE_MODE_ADAPTIVE:
+	case ENGINE_MODE_LATENCY:
+	case ENGINE_MODE_CPU:
+	case ENGINE_MODE_INLINE:
+		break;
+	default:
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->congestion_control &&
+	    strlen(attr->congestion_control) >= sizeof(eng->cc)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->congestion_control && attr->congestion_control[0]) {
+		rc = engine_check_cc(attr->congestion_control);
+		if (rc < 0) {
+			errno = -rc;
+			return NULL;
+		}
+	}
+	eng = iw_calloc(1, sizeof(*eng));
+	if (!eng)
+		return NULL;
+	entries = attr->ring_entries ? attr->ring_entries : ENGINE_RING_DEFAULT;
+	eng->mode = attr->mode;
+	eng->busy_max_ns = (attr->busy_poll_us ? attr->busy_poll_us
+					       : ENGINE_BUSY_POLL_US_DEFAULT) *
+			   1000u;
+	if (eng->busy_max_ns < ENGINE_BUSY_MIN_NS)
+		eng->busy_max_ns = ENGINE_BUSY_MIN_NS;
+	eng->busy_win_ns = eng->busy_max_ns;
+	if (attr->congestion_control)
+		strcpy(eng->cc, attr->congestion_control);
+	eng->objs.next = eng->objs.prev = &eng->objs;
+	eng->efd_op.complete = engine_efd_complete;
+	atomic_init(&eng->stop, false);
+	atomic_init(&eng->sleeping, 0);
+	atomic_init(&eng->rung, false);
+	atomic_init(&eng->work_in, NULL);
+	pthread_mutex_init(&eng->run_lock, NULL);
+
+	/*
+	 * With a progress thread, the thread is the only submitter: no need
+	 * for the kernel to interrupt it (an IPI, ~40 µs here) to run
+	 * completion work; it notices IORING_SQ_TASKRUN while polling, or is
+	 * woken in io_uring_enter. INLINE mode may be driven by any thread,
+	 * so it keeps the default (interrupt the submitter).
+	 */
+	if (eng->mode != ENGINE_MODE_INLINE)
+		flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+	rc = io_uring_queue_init(entries, &eng->ring, flags);
+	if (rc == -EINVAL && flags) /* kernel < 5.19 */
+		rc = io_uring_queue_init(entries, &eng->ring, 0);
+	if (rc < 0)
+		goto err_free;
+	rc = engine_probe(&eng->ring);
+	if (rc < 0)
+		goto err_ring;
+	eng->efd = eventfd(0, EFD_CLOEXEC);
+	if (eng->efd < 0) {
+		rc = -errno;
+		goto err_ring;
+	}
+	if (eng->mode == ENGINE_MODE_INLINE) {
+		engine_efd_arm(eng);
+		io_uring_submit(&eng->ring);
+	} else {
+		rc = -pthread_create(&eng->thread, NULL, engine_thread_main,
+				     eng);
+		if (rc < 0)
+			goto err_efd;
+		eng->has_thread = true;
+	}
+	return eng;
+
+err_efd:
+	close(eng->efd);
+err_ring:
+	io_uring_queue_exit(&eng->ring);
+err_free:
+	pthread_mutex_destroy(&eng->run_lock);
+	iw_free(eng);
+	errno = -rc;
+	return NULL;
+}
+
+void engine_destroy(struct engine *eng)
+{
+	struct engine_obj *o, *next;
+	uint64_t one = 1;
+	ssize_t wr;
+	int i;
+
+	if (!eng)
+		return;
+	if (eng->has_thread) {
+		atomic_store(&eng->stop, true);
+		wr = write(eng->efd, &one, sizeof(one));
+		(void)wr;
+		pthread_join(eng->thread, NULL);
+	}
+	pthread_mutex_lock(&eng->run_lock);
+	tls_engine = eng;
+	/* Queued calls first (they may close objects), then abort leftovers
+	 * (no callback after that) and let the kernel release them. */
+	for (i = 0; i < 100 && (eng->work_head || atomic_load(&eng->work_in));
+	     i++)
+		engine_work_run(eng);
+	for (o = eng->objs.next; o != &eng->objs; o = next) {
+		next = o->next;
+		o->abort(o);
+	}
+	for (i = 0; i < 1000 && (eng->work_head || atomic_load(&eng->work_in) ||
+				 eng->n_objs); i++) {
+		struct __kernel_timespec ts = {.tv_nsec = 1000000};
+		struct io_uring_cqe *cqe;
+
+		if (!engine_poll(eng))
+			io_uring_submit_and_wait_timeout(&eng->ring, &cqe, 1,
+							 &ts, NULL);
+	}
+	tls_engine = NULL;
+	engine_timers_fini(eng);
+	io_uring_queue_exit(&eng->ring);
+	close(eng->efd);
+	pthread_mutex_unlock(&eng->run_lock);
+	pthread_mutex_destroy(&eng->run_lock);
+	iw_free(eng);
+}

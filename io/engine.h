@@ -1,0 +1,153 @@
+/*
+ * io/engine.h: the progress engine, a generic io_uring event loop.
+ *
+ * The engine knows nothing about iWARP. One engine = one io_uring and (unless
+ * ENGINE_MODE_INLINE) one progress thread that owns every socket of the
+ * engine. Protocol code above it is sans-I/O and is driven through endpoints
+ * (io/ep.h) whose owners hand out iovecs.
+ *
+ * Threads: everything in io/ runs on the engine thread unless its comment
+ * says "any thread". From other threads, use engine_call() or
+ * engine_call_sync() (or an engine_work item) to get onto the engine thread.
+ * In ENGINE_MODE_INLINE the "engine thread" is whichever thread is inside
+ * engine_run_once() at the moment.
+ */
+#ifndef IWARP_IO_ENGINE_H
+#define IWARP_IO_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct engine;
+
+/* How the engine waits for work. Same values as enum iwarp_progress_mode. */
+enum engine_mode {
+	ENGINE_MODE_ADAPTIVE = 0, /* thread: busy-poll an adaptive window, then sleep */
+	ENGINE_MODE_LATENCY = 1,  /* thread: always busy-poll (uses one core) */
+	ENGINE_MODE_CPU = 2,      /* thread: always sleep in the kernel when idle */
+	ENGINE_MODE_INLINE = 3,   /* no thread: engine_run_once() drives it */
+};
+
+/* Default upper bound of the ADAPTIVE busy-poll window, in microseconds. */
+#define ENGINE_BUSY_POLL_US_DEFAULT 100
+
+struct engine_attr {
+	enum engine_mode mode;
+	uint32_t busy_poll_us;          /* ADAPTIVE window bound; 0 = default */
+	const char *congestion_control; /* TCP_CONGESTION for our sockets; NULL = system's */
+	uint32_t ring_entries;          /* SQ size; 0 = 256 */
+};
+
+/*
+ * Creates an engine (and, unless ENGINE_MODE_INLINE, starts its thread).
+ * |attr| NULL = ADAPTIVE with defaults. Any thread.
+ * Returns NULL with errno: ENOSYS (kernel without io_uring, or without an
+ * opcode we need), EPERM (io_uring disabled by sysctl or seccomp), ENOENT /
+ * EPERM from TCP_CONGESTION when |congestion_control| cannot be used,
+ * EINVAL (bad mode), ENOMEM, or what io_uring_queue_init / pthread_create said.
+ */
+struct engine *engine_create(const struct engine_attr *attr);
+
+/*
+ * Stops the thread and frees the engine. Any thread but the engine thread.
+ * Owners should have closed their endpoints, listeners and connects; any that
+ * remain are aborted without callbacks. Queued engine_call()s still run.
+ */
+void engine_destroy(struct engine *eng);
+
+/*
+ * Drives the engine once: runs queued work and due timers, reaps completions,
+ * submits. When nothing happened, waits up to |timeout_ms| (-1 = forever,
+ * 0 = do not wait) for an event, then polls again.
+ * ENGINE_MODE_INLINE only (-EINVAL otherwise). Any thread, one at a time
+ * (concurrent callers serialize).
+ * Returns the number of events handled (>= 0) or -errno.
+ */
+int engine_run_once(struct engine *eng, int timeout_ms);
+
+/* The mode the engine runs in. Any thread. */
+enum engine_mode engine_get_mode(const struct engine *eng);
+
+/* True when the calling thread is the engine thread of |eng|. Any thread. */
+bool engine_in_thread(const struct engine *eng);
+
+/* The engine's congestion control name ("" = system default). Any thread. */
+const char *engine_cc(const struct engine *eng);
+
+/* Monotonic clock in nanoseconds (CLOCK_MONOTONIC). Any thread. */
+uint64_t engine_now_ns(void);
+
+/* ---- work items: allocation-free, coalescing doorbells ---- */
+
+/*
+ * A work item runs |fn(arg)| once on the engine thread after being queued.
+ * Queuing an item that is already queued (and not yet started) is a no-op,
+ * so an owner can embed one per object as its doorbell (e.g. one per QP:
+ * post_send queues it, the engine drains the send queue).
+ * The item must stay valid until it ran (or the engine is destroyed).
+ */
+struct engine_work {
+	struct engine_work *next;
+	void (*fn)(void *arg);
+	void *arg;
+	atomic_bool queued;
+};
+
+/* Initializes |w| (not queued). */
+void engine_work_init(struct engine_work *w, void (*fn)(void *arg), void *arg);
+
+/*
+ * Queues |w| on |eng|. Any thread. From another thread this wakes the engine
+ * only if it is (or may be) asleep: an atomic push, plus one eventfd write
+ * when the engine sleeps. Items run in FIFO order per queuing thread.
+ */
+void engine_work_queue(struct engine *eng, struct engine_work *w);
+
+/* ---- cross-thread calls ---- */
+
+/*
+ * Runs fn(arg) on the engine thread, asynchronously (queue + doorbell; in
+ * INLINE mode on the next engine_run_once). Any thread; from the engine
+ * thread it runs after the current callback returns.
+ * Returns 0 or -ENOMEM.
+ */
+int engine_call(struct engine *eng, void (*fn)(void *arg), void *arg);
+
+/*
+ * Runs fn(arg) on the engine thread and waits until it returned. Any thread:
+ * on the engine thread itself it runs fn directly. In INLINE mode, when no
+ * thread is inside engine_run_once, the caller runs fn itself (it holds the
+ * engine while doing so). Returns 0 or -ENOMEM.
+ */
+int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
+
+/* ---- one-shot timers (engine thread) ---- */
+
+/* Embed one per timeout; engine_timer_init before first use. */
+struct engine_timer {
+	uint64_t deadline_ns;
+	void (*cb)(void *arg);
+	void *arg;
+	uint32_t idx; /* position in the engine's heap, or UINT32_MAX */
+};
+
+/* Initializes |t| (not armed). */
+void engine_timer_init(struct engine_timer *t);
+
+/*
+ * Arms |t| to call cb(arg) on the engine thread in |ms| milliseconds (0 = on
+ * the next loop iteration). Re-arming an armed timer moves it.
+ * Returns 0 or -ENOMEM.
+ */
+int engine_timer_start(struct engine *eng, struct engine_timer *t,
+		       uint64_t ms, void (*cb)(void *arg), void *arg);
+
+/* Disarms |t|; its callback will not run. No-op when not armed. */
+void engine_timer_cancel(struct engine *eng, struct engine_timer *t);
+
+/* True when |t| is armed. */
+bool engine_timer_armed(const struct engine_timer *t);
+
+#endif /* IWARP_IO_ENGINE_H */

@@ -1,0 +1,98 @@
+/*
+ * io/engine_int.h: engine internals shared by the io/ files (only io/
+ * includes this, and only io/ includes liburing).
+ */
+#ifndef IWARP_IO_ENGINE_INT_H
+#define IWARP_IO_ENGINE_INT_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/engine.h"
+
+/* The struct holding |ptr| as its |member|. */
+#define io_container_of(ptr, type, member)                                     \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+/*
+ * One io_uring operation in flight. The SQE's user_data points at it; the
+ * engine calls complete(op, cqe->res, cqe->flags) for its CQE. user_data 0
+ * (cancel requests, linked timeouts) is ignored.
+ */
+struct engine_op {
+	void (*complete)(struct engine_op *op, int res, uint32_t flags);
+};
+
+/*
+ * Something the engine must abort if its owner leaked it at engine_destroy
+ * (endpoints, listeners, connects). abort() starts the close (no owner
+ * callback after it); the object unlinks itself (engine_obj_del) when it is
+ * freed, after the kernel released it. engine_destroy polls until none is
+ * left.
+ */
+struct engine_obj {
+	struct engine_obj *prev, *next;
+	void (*abort)(struct engine_obj *obj);
+};
+
+struct engine {
+	struct io_uring ring;
+	enum engine_mode mode;
+	uint32_t busy_max_ns, busy_win_ns;
+	char cc[32];
+
+	pthread_t thread;
+	bool has_thread;
+	atomic_bool stop;
+
+	/* doorbell: |sleeping| is set while the engine may block in the
+	 * kernel; remote queuers write |efd| only then, once (|rung|) */
+	atomic_int sleeping;
+	atomic_bool rung;
+	int efd;
+	uint64_t efd_val;
+	struct engine_op efd_op;
+
+	/* MPSC stack of queued work (pushed by any thread, newest first) */
+	_Atomic(struct engine_work *) work_in;
+	struct engine_work *work_head, *work_tail; /* engine-local FIFO */
+
+	/* INLINE mode: one runner at a time */
+	pthread_mutex_t run_lock;
+
+	/* timers: binary min-heap by deadline */
+	struct engine_timer **heap;
+	uint32_t n_timers, heap_cap;
+
+	/* live objects, aborted at destroy */
+	struct engine_obj objs;
+	unsigned int n_objs;
+};
+
+/* An SQE to fill (submits to make room when the SQ is full). NULL only when
+ * the kernel refuses submission. Engine thread. */
+struct io_uring_sqe *engine_sqe(struct engine *eng);
+
+/* Submits the queued SQEs now (latency: do not wait for the loop's end). */
+void engine_submit(struct engine *eng);
+
+/* Tracks |obj| for engine_destroy / stops tracking it. Engine thread (or
+ * the creating thread before the object is published). */
+void engine_obj_add(struct engine *eng, struct engine_obj *obj,
+		    void (*abort_fn)(struct engine_obj *obj));
+void engine_obj_del(struct engine *eng, struct engine_obj *obj);
+
+/* Runs due timers; returns how many fired. Engine thread. */
+int engine_timers_run(struct engine *eng, uint64_t now);
+
+/* Nanoseconds until the next timer (0 if due), or UINT64_MAX if none. */
+uint64_t engine_timers_next(struct engine *eng, uint64_t now);
+
+/* Frees the timer heap. */
+void engine_timers_fini(struct engine *eng);
+
+#endif /* IWARP_IO_ENGINE_INT_H */

@@ -1,0 +1,106 @@
+/*
+ * io/ep.h: endpoints, one per byte-stream connection, driven by iovec
+ * providers (ngtcp2 / SPDK style: the owner is sans-I/O).
+ *
+ * The owner supplies struct ep_ops; every callback runs on the engine
+ * thread. The engine keeps at most one receive and one send outstanding per
+ * endpoint (stream order), gathers everything tx_iov returns into one send
+ * (one SENDMSG SQE), and receives straight into the iovecs rx_iov returns.
+ *
+ * Lifetime: ep_close() is the owner's last call, exactly once (also after
+ * closed()); no callback runs after ep_close() or after closed().
+ */
+#ifndef IWARP_IO_EP_H
+#define IWARP_IO_EP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/uio.h>
+
+struct engine;
+struct endpoint;
+struct io_backend;
+
+/* Most iovecs one send or receive carries (the |cap| passed to rx_iov/tx_iov). */
+#define EP_IOV_MAX 256
+
+struct ep_ops {
+	/* Fill up to |cap| iovecs where the next received bytes go.
+	 * Return the count; 0 (or < 0) = pause receiving until ep_kick_rx(). */
+	int (*rx_iov)(void *owner, struct iovec *iov, int cap);
+	/* |n| > 0 bytes landed, in order, at the start of the last rx_iov set. */
+	void (*rx_done)(void *owner, size_t n);
+	/* Fill up to |cap| iovecs with bytes to send now; 0 = nothing. */
+	int (*tx_iov)(void *owner, struct iovec *iov, int cap);
+	/* The first |n| bytes of the last tx_iov set were accepted by the
+	 * transport. A partial send is normal: the engine calls tx_iov again
+	 * and the owner offers the rest (and anything new). */
+	void (*tx_done)(void *owner, size_t n);
+	/* The stream ended: peer EOF (0) or an error (-errno). No callback
+	 * follows; the owner still calls ep_close(). */
+	void (*closed)(void *owner, int err);
+};
+
+/*
+ * Creates an endpoint over backend |be| (takes ownership of it). Receiving
+ * and sending start on the next loop iteration (no callback runs inside this
+ * call). Engine thread. NULL with errno ENOMEM (|be| is destroyed then).
+ */
+struct endpoint *ep_create(struct engine *eng, struct io_backend *be,
+			   const struct ep_ops *ops, void *owner);
+
+/*
+ * Creates an endpoint over TCP socket |fd| (takes ownership of |fd|; sets
+ * TCP_NODELAY and the engine's TCP_CONGESTION). Engine thread.
+ * NULL with errno ENOMEM (|fd| is closed then).
+ */
+struct endpoint *ep_create_fd(struct engine *eng, int fd,
+			      const struct ep_ops *ops, void *owner);
+
+/* The owner has more to send: ask tx_iov now (if no send is outstanding). */
+void ep_kick_tx(struct endpoint *ep);
+
+/* The owner can receive again after pausing: ask rx_iov now. */
+void ep_kick_rx(struct endpoint *ep);
+
+/*
+ * Orderly close of our direction: once tx_iov returns 0 with no send
+ * outstanding, send FIN. Receiving continues until the peer's EOF (closed(0)).
+ */
+void ep_shutdown(struct endpoint *ep);
+
+/*
+ * Releases the endpoint (the owner's last call). Outstanding I/O is
+ * cancelled; the connection is reset (TCP RST) unless ep_shutdown() had sent
+ * our FIN. No callback runs after this. Safe inside any callback.
+ */
+void ep_close(struct endpoint *ep);
+
+/* TCP_MAXSEG of the connection (65483 on loopback), or -errno. */
+int ep_mss(struct endpoint *ep);
+
+/* True when no receive and no send is outstanding (ep_set_owner may run). */
+bool ep_idle(const struct endpoint *ep);
+
+/*
+ * Hands the endpoint to a new owner (e.g. the CM passes an established
+ * connection from its MPA handshake to the QP datapath). |carry|[0..len) are
+ * bytes the old owner received beyond what it consumed (e.g. the first FPDU
+ * after the MPA Reply): the engine copies them and delivers them to the new
+ * owner (through its rx_iov / rx_done) before any byte received later.
+ * Bytes the engine still held for the old owner from an earlier hand-over
+ * follow |carry|. No callback runs inside this call; the new owner is asked
+ * for rx_iov / tx_iov right after the current callback returns.
+ *
+ * Only when no receive and no send is outstanding, so no byte can land in
+ * the old owner's buffers afterwards: inside the old owner's rx_done or
+ * tx_done, or while it paused receiving and has nothing in flight.
+ * Returns 0, -EBUSY (I/O outstanding), -EPIPE (closed), or -ENOMEM.
+ */
+int ep_set_owner(struct endpoint *ep, const struct ep_ops *ops, void *owner,
+		 const void *carry, size_t len);
+
+/* The engine |ep| runs on. */
+struct engine *ep_engine(const struct endpoint *ep);
+
+#endif /* IWARP_IO_EP_H */

@@ -1,0 +1,22 @@
+# io/local.mk: the progress engine (io_uring), endpoints, listeners and
+# connects, and the test doubles behind the transport seam. Only io/
+# includes liburing.
+AM_CPPFLAGS += $(LIBURING_CFLAGS)
+libiwarp_core_la_SOURCES += \
+	io/engine.c io/engine.h io/engine_int.h \
+	io/timer.c \
+	io/ep.c io/ep.h io/backend.h \
+	io/sock.c \
+	io/net.c io/net.h \
+	io/pipe.c io/fault.c io/testio.h
+
+if HAVE_CHECK
+check_PROGRAMS += tests/io_engine_test tests/io_transport_test
+TESTS += tests/io_engine_test tests/io_transport_test
+tests_io_engine_test_SOURCES = tests/io_engine_test.c
+tests_io_engine_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_io_engine_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+tests_io_transport_test_SOURCES = tests/io_transport_test.c
+tests_io_transport_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_io_transport_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

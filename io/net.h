@@ -1,0 +1,82 @@
+/*
+ * io/net.h: TCP listeners and outgoing connections on the engine (io_uring
+ * ACCEPT / CONNECT), and TCP socket options. IPv4 and IPv6.
+ */
+#ifndef IWARP_IO_NET_H
+#define IWARP_IO_NET_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+struct engine;
+struct listener;
+struct connect_req;
+
+/*
+ * Called on the engine thread for every accepted connection: |fd| is a
+ * connected TCP socket now owned by the callee (TCP_NODELAY and the engine's
+ * congestion control already set), |peer| its remote address.
+ * On an accept error that ends listening, called once with fd = -errno and
+ * peer = NULL (the listener must still be closed).
+ */
+typedef void (*engine_accept_cb)(void *arg, int fd, const struct sockaddr *peer,
+				 socklen_t peer_len);
+
+/*
+ * Listens on |addr| (SO_REUSEADDR; port 0 = any, see engine_listener_addr)
+ * and accepts with io_uring (multishot when the kernel has it).
+ * Socket, bind and listen happen in the caller, so their errors come back
+ * here; accepting starts on the engine thread. Any thread.
+ * Returns 0 and *out, or -errno (-EADDRINUSE, -EAFNOSUPPORT, -ENOMEM, ...).
+ */
+int engine_listen(struct engine *eng, const struct sockaddr *addr,
+		  socklen_t addr_len, int backlog, engine_accept_cb on_accept,
+		  void *arg, struct listener **out);
+
+/* The bound address of |lst| (getsockname). Any thread. 0 or -errno. */
+int engine_listener_addr(struct listener *lst, struct sockaddr_storage *ss,
+			 socklen_t *len);
+
+/*
+ * Stops accepting and frees |lst| once the kernel released it. No callback
+ * runs after this. Engine thread.
+ */
+void engine_listener_close(struct listener *lst);
+
+/*
+ * Called on the engine thread with a connected socket (owned by the callee,
+ * options set as for accept) or -errno: -ECONNREFUSED, -ETIMEDOUT (after
+ * |timeout_ms|), -ENETUNREACH, -EHOSTUNREACH, ...
+ */
+typedef void (*engine_connect_cb)(void *arg, int fd);
+
+/*
+ * Connects to |dst|, from |src| when not NULL (bind first), giving up after
+ * |timeout_ms| (0 = the kernel's own limit). Any thread; the socket is
+ * created (and bound) in the caller, the connect runs on the engine.
+ * Returns 0 and *out (may be NULL if the handle is not wanted; it stays
+ * valid until the callback ran or engine_connect_cancel), or -errno
+ * (socket/bind errors, -ENOMEM). Exactly one callback follows a 0 return,
+ * unless cancelled.
+ */
+int engine_connect(struct engine *eng, const struct sockaddr *dst,
+		   socklen_t dst_len, const struct sockaddr *src,
+		   socklen_t src_len, unsigned int timeout_ms,
+		   engine_connect_cb on_connected, void *arg,
+		   struct connect_req **out);
+
+/* Cancels a pending connect: its callback will not run. Engine thread. */
+void engine_connect_cancel(struct connect_req *req);
+
+/*
+ * Sets TCP_NODELAY and, if |cc| is non-empty, TCP_CONGESTION on |fd|.
+ * Returns 0 or -errno (from TCP_CONGESTION: -ENOENT unknown, -EPERM not
+ * allowed). Any thread.
+ */
+int engine_tcp_setup(int fd, const char *cc);
+
+/* Effective TCP_CONGESTION of |fd| into |buf| (NUL-terminated). Any thread.
+ * Returns 0 or -errno. */
+int engine_tcp_cc(int fd, char *buf, size_t len);
+
+#endif /* IWARP_IO_NET_H */

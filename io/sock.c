@@ -1,0 +1,180 @@
+/*
+ * io/sock.c: the TCP socket backend: one IORING_OP_RECVMSG and one
+ * IORING_OP_SENDMSG (gathering all the owner's iovecs) at a time.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "io/backend.h"
+#include "io/engine_int.h"
+#include "io/net.h"
+#include "util/mem.h"
+
+struct sock_be {
+	struct io_backend be; /* first */
+	int fd;
+	struct engine_op rx_op, tx_op;
+	struct msghdr rx_msg, tx_msg;
+	bool rx_busy, tx_busy;
+	bool dying; /* destroy() ran while ops were in flight: free at the end */
+};
+
+#define SOCK_FROM_OP(op, member) io_container_of(op, struct sock_be, member)
+
+static void sock_free(struct sock_be *s)
+{
+	close(s->fd);
+	iw_free(s);
+}
+
+static void sock_rx_complete(struct engine_op *op, int res, uint32_t flags)
+{
+	struct sock_be *s = SOCK_FROM_OP(op, rx_op);
+
+	(void)flags;
+	s->rx_busy = false;
+	if (s->dying) {
+		if (!s->tx_busy)
+			sock_free(s);
+		return;
+	}
+	s->be.up.rx_complete(s->be.up.up, res);
+}
+
+static void sock_tx_complete(struct engine_op *op, int res, uint32_t flags)
+{
+	struct sock_be *s = SOCK_FROM_OP(op, tx_op);
+
+	(void)flags;
+	s->tx_busy = false;
+	if (s->dying) {
+		if (!s->rx_busy)
+			sock_free(s);
+		return;
+	}
+	s->be.up.tx_complete(s->be.up.up, res);
+}
+
+static int sock_recv(struct io_backend *be, const struct iovec *iov, int cnt)
+{
+	struct sock_be *s = (struct sock_be *)be;
+	struct io_uring_sqe *sqe = engine_sqe(be->eng);
+
+	if (!sqe)
+		return -EAGAIN;
+	memset(&s->rx_msg, 0, sizeof(s->rx_msg));
+	s->rx_msg.msg_iov = (struct iovec *)iov;
+	s->rx_msg.msg_iovlen = (size_t)cnt;
+	io_uring_prep_recvmsg(sqe, s->fd, &s->rx_msg, 0);
+	io_uring_sqe_set_data(sqe, &s->rx_op);
+	s->rx_busy = true;
+	return 0;
+}
+
+static int sock_send(struct io_backend *be, const struct iovec *iov, int cnt)
+{
+	struct sock_be *s = (struct sock_be *)be;
+	struct io_uring_sqe *sqe = engine_sqe(be->eng);
+
+	if (!sqe)
+		return -EAGAIN;
+	memset(&s->tx_msg, 0, sizeof(s->tx_msg));
+	s->tx_msg.msg_iov = (struct iovec *)iov;
+	s->tx_msg.msg_iovlen = (size_t)cnt;
+	io_uring_prep_sendmsg(sqe, s->fd, &s->tx_msg, MSG_NOSIGNAL);
+	io_uring_sqe_set_data(sqe, &s->tx_op);
+	s->tx_busy = true;
+	/* Latency: the send leaves now, not at the end of the loop pass. */
+	engine_submit(be->eng);
+	return 0;
+}
+
+static int sock_shutdown(struct io_backend *be)
+{
+	struct sock_be *s = (struct sock_be *)be;
+
+	if (shutdown(s->fd, SHUT_WR) < 0 && errno != ENOTCONN)
+		return -errno;
+	return 0;
+}
+
+static void sock_cancel(struct io_backend *be)
+{
+	struct sock_be *s = (struct sock_be *)be;
+	struct io_uring_sqe *sqe;
+
+	/* shutdown() wakes a blocked recv (EOF) and send (EPIPE); the cancel
+	 * requests cover ops that have not reached the socket yet. */
+	shutdown(s->fd, SHUT_RDWR);
+	if (s->rx_busy && (sqe = engine_sqe(be->eng))) {
+		io_uring_prep_cancel(sqe, &s->rx_op, 0);
+		io_uring_sqe_set_data(sqe, NULL);
+	}
+	if (s->tx_busy && (sqe = engine_sqe(be->eng))) {
+		io_uring_prep_cancel(sqe, &s->tx_op, 0);
+		io_uring_sqe_set_data(sqe, NULL);
+	}
+}
+
+static void sock_destroy(struct io_backend *be, bool abort)
+{
+	struct sock_be *s = (struct sock_be *)be;
+
+	if (abort) {
+		struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+		/* RST: the peer learns at once that the stream is gone */
+		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	if (s->rx_busy || s->tx_busy) {
+		s->dying = true;
+		sock_cancel(be);
+		return;
+	}
+	sock_free(s);
+}
+
+static int sock_mss(struct io_backend *be)
+{
+	struct sock_be *s = (struct sock_be *)be;
+	int mss = 0;
+	socklen_t len = sizeof(mss);
+
+	if (getsockopt(s->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) < 0)
+		return -errno;
+	return mss;
+}
+
+static const struct io_backend_ops sock_ops = {
+	.name = "tcp",
+	.recv = sock_recv,
+	.send = sock_send,
+	.shutdown = sock_shutdown,
+	.cancel = sock_cancel,
+	.destroy = sock_destroy,
+	.mss = sock_mss,
+};
+
+struct io_backend *io_sock_backend_create(struct engine *eng, int fd)
+{
+	struct sock_be *s = iw_calloc(1, sizeof(*s));
+
+	if (!s) {
+		close(fd);
+		return NULL;
+	}
+	engine_tcp_setup(fd, engine_cc(eng));
+	s->be.ops = &sock_ops;
+	s->be.eng = eng;
+	s->fd = fd;
+	s->rx_op.complete = sock_rx_complete;
+	s->tx_op.complete = sock_tx_complete;
+	return &s->be;
+}
