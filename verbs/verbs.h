@@ -154,6 +154,15 @@ int mr_check_remote(struct iwarp_context *ctx, uint32_t stag, const struct iwarp
 int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
 		   const struct iwarp_pd *pd, int access);
 
+/*
+ * Invalidates the STag |stag| of PD |pd| for an inbound Send with
+ * Invalidate (RFC 5040 §6.2: remote invalidation of an MR). Implemented in
+ * verbs/mr.c. Returns 0, IWARP_ERR_RDMAP_INVALIDATE (cannot be invalidated)
+ * or IWARP_ERR_RDMAP_STAG / IWARP_ERR_RDMAP_STAG_STREAM.
+ */
+int mr_invalidate(struct iwarp_context *ctx, uint32_t stag,
+		  const struct iwarp_pd *pd);
+
 /* ---- completion queues ---- */
 struct iw_cq {
 	struct iwarp_cq pub;
@@ -222,6 +231,22 @@ static inline struct iw_srq *srq_from_pub(struct iwarp_srq *srq)
 {
 	return (struct iw_srq *)srq;
 }
+
+/* Smallest power of two >= |n| (at least 1): the size of a WQE ring. */
+uint32_t verbs_ring_size(uint32_t n);
+
+/*
+ * Copies receive WR |wr| into |rqe| after checking num_sge <= |max_sge|
+ * (and a non-NULL sg_list). Returns 0 or -EINVAL.
+ */
+int verbs_rqe_fill(struct iw_rqe *rqe, const struct iwarp_recv_wr *wr,
+		   uint32_t max_sge);
+
+/*
+ * Takes the oldest WQE of |srq| into |out|; raises SRQ_LIMIT_REACHED
+ * when armed and fewer than srq_limit remain. Returns 0 or -ENOENT.
+ */
+int srq_pop(struct iw_srq *srq, struct iw_rqe *out);
 
 /* ---- queue pairs ---- */
 struct iw_wqe {
@@ -297,6 +322,9 @@ int qp_rq_pop(struct iw_qp *qp, struct iw_rqe *out);
  */
 void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term, bool async);
 
+/* The completion opcode of send WR opcode |op|. */
+enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op);
+
 /* Completes send WQEs [sq_tail, upto) in order: signaled ones get a
  * completion with |status| (IWARP_WC_SUCCESS normally). Engine thread.
  * With an error status every WQE of the range gets a completion. |upto| is
@@ -317,12 +345,5 @@ void engine_qp_kick(struct iw_qp *qp);
 void engine_qp_state_change(struct iw_qp *qp, enum iwarp_qp_state new_state);
 /* Inline progress mode: poll_cq calls this before reading the ring. */
 int engine_progress(struct engine *eng);
-
-/*
- * Engine lifetime (io/engine.h; verbs/engine_stub.c holds weak stand-ins
- * until the real engine links). engine_create returns NULL with errno set.
- */
-struct engine *engine_create(struct iwarp_context *ctx);
-void engine_destroy(struct engine *eng);
 
 #endif /* IWARP_VERBS_VERBS_H */

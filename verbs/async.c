@@ -1,0 +1,149 @@
+/*
+ * verbs/async.c: the context's asynchronous event queue (ibv_get_async_event
+ * semantics) and the blocking wait shared with the completion channel.
+ *
+ * The eventfd's counter is non-zero exactly while the queue is non-empty:
+ * it is written when the queue goes from empty to non-empty and drained
+ * when it becomes empty again, both under ctx->lock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/mem.h"
+#include "verbs/verbs.h"
+
+struct iw_async_node {
+	struct iw_async_node *next;
+	struct iwarp_async_event ev;
+};
+
+/* Sets (|on|) or drains the eventfd counter of |fd|. */
+static void efd_set(int fd, bool on)
+{
+	uint64_t v = 1;
+	ssize_t r;
+
+	do {
+		r = on ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
+	} while (r < 0 && errno == EINTR);
+}
+
+void verbs_efd_signal(int fd, bool on)
+{
+	efd_set(fd, on);
+}
+
+int verbs_wait_fd(int fd)
+{
+	struct pollfd pfd;
+	int fl, r;
+
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	if (fl & O_NONBLOCK)
+		return -EAGAIN;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	do {
+		pfd.revents = 0;
+		r = poll(&pfd, 1, -1);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return 0;
+}
+
+void ctx_async_push(struct iwarp_context *ctx,
+		    const struct iwarp_async_event *ev)
+{
+	struct iw_async_node *n = iw_malloc(sizeof(*n));
+
+	if (!n)
+		return; /* nothing better to do: the event is lost */
+	n->next = NULL;
+	n->ev = *ev;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->async_tail) {
+		ctx->async_tail->next = n;
+	} else {
+		ctx->async_head = n;
+		efd_set(ctx->async_fd, true);
+	}
+	ctx->async_tail = n;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+void ctx_async_purge(struct iwarp_context *ctx, const void *element)
+{
+	struct iw_async_node **pp, *n, *prev = NULL;
+	bool had;
+
+	pthread_mutex_lock(&ctx->lock);
+	had = ctx->async_head != NULL;
+	pp = &ctx->async_head;
+	while ((n = *pp)) {
+		/* the union's members share their address */
+		if (!element || (const void *)n->ev.element.qp == element) {
+			*pp = n->next;
+			iw_free(n);
+			continue;
+		}
+		prev = n;
+		pp = &n->next;
+	}
+	ctx->async_tail = prev;
+	if (had && !ctx->async_head)
+		efd_set(ctx->async_fd, false);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+IWARP_EXPORT int iwarp_async_fd(struct iwarp_context *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	return ctx->async_fd;
+}
+
+IWARP_EXPORT int iwarp_get_async_event(struct iwarp_context *ctx,
+				       struct iwarp_async_event *event)
+{
+	struct iw_async_node *n;
+	int err;
+
+	if (!ctx || !event)
+		return -EINVAL;
+	for (;;) {
+		pthread_mutex_lock(&ctx->lock);
+		n = ctx->async_head;
+		if (n) {
+			ctx->async_head = n->next;
+			if (!ctx->async_head) {
+				ctx->async_tail = NULL;
+				efd_set(ctx->async_fd, false);
+			}
+		}
+		pthread_mutex_unlock(&ctx->lock);
+		if (n)
+			break;
+		err = verbs_wait_fd(ctx->async_fd);
+		if (err)
+			return err;
+	}
+	*event = n->ev;
+	iw_free(n);
+	return 0;
+}
+
+IWARP_EXPORT void iwarp_ack_async_event(struct iwarp_async_event *event)
+{
+	/* Events hold no reference: the element stays valid until the
+	 * application destroys it (queued events for it are then dropped). */
+	(void)event;
+}

@@ -1,0 +1,195 @@
+/*
+ * verbs/conn_engine.c: glue between the sans-I/O qp_conn and an io/ep.h
+ * endpoint of the context's progress engine, plus the three engine hooks
+ * verbs calls (engine_qp_kick, engine_qp_state_change, engine_progress).
+ *
+ * Threads: the endpoint callbacks run on the engine thread. The hooks are
+ * called by application threads and hop onto the engine thread (a per-conn
+ * doorbell work item, or engine_call_sync). A conn that is not attached to
+ * an endpoint (test harnesses drive it directly) is called in place.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "io/engine.h"
+#include "io/ep.h"
+#include "util/mem.h"
+#include "verbs/conn.h"
+
+/* Per-conn engine state. */
+struct conn_glue {
+	struct qp_conn *conn;
+	struct endpoint *ep;
+	struct engine *eng;
+	struct engine_work doorbell; /* post_send -> drain the SQ */
+	bool dead;                   /* conn gone; free when the doorbell ran */
+};
+
+static int glue_rx_iov(void *owner, struct iovec *iov, int cap)
+{
+	return qp_conn_rx_iov(owner, iov, cap);
+}
+
+static void glue_rx_done(void *owner, size_t n)
+{
+	qp_conn_rx_done(owner, n);
+}
+
+static int glue_tx_iov(void *owner, struct iovec *iov, int cap)
+{
+	return qp_conn_tx_iov(owner, iov, cap);
+}
+
+static void glue_tx_done(void *owner, size_t n)
+{
+	qp_conn_tx_done(owner, n);
+}
+
+static void glue_closed(void *owner, int err)
+{
+	qp_conn_closed(owner, err);
+}
+
+static const struct ep_ops conn_ep_ops = {
+	.rx_iov = glue_rx_iov,
+	.rx_done = glue_rx_done,
+	.tx_iov = glue_tx_iov,
+	.tx_done = glue_tx_done,
+	.closed = glue_closed,
+};
+
+static void glue_kick_tx(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	ep_kick_tx(g->ep);
+}
+
+static void glue_shutdown(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	ep_shutdown(g->ep);
+}
+
+static const struct qp_conn_io glue_io = {
+	.kick_tx = glue_kick_tx,
+	.shutdown = glue_shutdown,
+};
+
+/* Doorbell work item (engine thread): new WQEs were posted. */
+static void glue_doorbell(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	if (g->dead) {
+		iw_free(g);
+		return;
+	}
+	qp_conn_sq_kick(g->conn);
+}
+
+/* conn->glue_free: closes the endpoint and releases the glue. */
+static void glue_free(struct qp_conn *conn)
+{
+	struct conn_glue *g = conn->glue;
+
+	conn->glue = NULL;
+	conn->glue_free = NULL;
+	if (!g)
+		return;
+	ep_close(g->ep);
+	/* a doorbell still queued frees the glue when it runs */
+	if (atomic_load(&g->doorbell.queued))
+		g->dead = true;
+	else
+		iw_free(g);
+}
+
+int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
+		      const void *carry, size_t len)
+{
+	struct conn_glue *g;
+	int mss, rc;
+
+	g = iw_calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->conn = conn;
+	g->ep = ep;
+	g->eng = ep_engine(ep);
+	engine_work_init(&g->doorbell, glue_doorbell, g);
+	if (!conn->fpdu_max) {
+		/* FPDU <= MSS, a multiple of 8 as siw (RFC-FACTS §0.4) */
+		mss = ep_mss(ep);
+		conn->fpdu_max = mss > 64 ? (size_t)mss & ~(size_t)7 :
+					    CONN_FPDU_DEFAULT;
+	}
+	rc = ep_set_owner(ep, &conn_ep_ops, conn, carry, len);
+	if (rc) {
+		iw_free(g);
+		return rc;
+	}
+	conn->ep = ep;
+	conn->glue = g;
+	conn->glue_free = glue_free;
+	qp_conn_set_io(conn, &glue_io, g);
+	return 0;
+}
+
+void engine_qp_kick(struct iw_qp *qp)
+{
+	struct conn_glue *g = NULL;
+	struct qp_conn *conn;
+
+	pthread_mutex_lock(&qp->lock);
+	conn = qp->conn;
+	if (conn)
+		g = conn->glue;
+	if (g)
+		engine_work_queue(g->eng, &g->doorbell);
+	pthread_mutex_unlock(&qp->lock);
+	if (conn && !g)
+		qp_conn_sq_kick(conn); /* driven in place (tests) */
+}
+
+struct state_call {
+	struct iw_qp *qp;
+	enum iwarp_qp_state state;
+};
+
+static void state_change_fn(void *arg)
+{
+	struct state_call *sc = arg;
+	struct qp_conn *conn;
+
+	pthread_mutex_lock(&sc->qp->lock);
+	conn = sc->qp->conn;
+	pthread_mutex_unlock(&sc->qp->lock);
+	if (conn)
+		qp_conn_app_state(conn, sc->state);
+}
+
+void engine_qp_state_change(struct iw_qp *qp, enum iwarp_qp_state new_state)
+{
+	struct state_call sc = {.qp = qp, .state = new_state};
+	struct engine *eng = NULL;
+
+	pthread_mutex_lock(&qp->lock);
+	if (qp->conn && qp->conn->glue)
+		eng = ((struct conn_glue *)qp->conn->glue)->eng;
+	pthread_mutex_unlock(&qp->lock);
+	if (eng && !engine_in_thread(eng))
+		engine_call_sync(eng, state_change_fn, &sc);
+	else
+		state_change_fn(&sc);
+}
+
+int engine_progress(struct engine *eng)
+{
+	if (!eng)
+		return -EINVAL;
+	return engine_run_once(eng, 0);
+}

@@ -1,0 +1,154 @@
+/*
+ * verbs/conn_term.c: qp_conn TERMINATE handling (RFC 5040 §4.8, §5.4,
+ * RFC 5041 §7, RFC 5044 §8): sending one for a violation we detected, and
+ * acting on one the peer sent.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "rdmap/rdmap_opcode.h"
+#include "verbs/conn.h"
+
+/* Stops normal operation and queues the TERMINATE in c->term. */
+static void conn_start_term(struct qp_conn *c)
+{
+	c->state = CONN_TERM;
+	c->cause = c->term.cause;
+	c->cause_valid = true;
+	/* a receive WQE bound to the failed message completes now, with the
+	 * status of the failure (e.g. LOC_LEN_ERR for "message too long") */
+	if (c->have_rqe)
+		conn_rqe_complete(c, c->cur.rqe_status, 0, 0, 0, true);
+	if (c->tx_busy)
+		c->drop_unsent = true;
+	else
+		conn_tx_drop_unsent(c);
+	if (c->io && c->io->kick_tx)
+		c->io->kick_tx(c->io_arg);
+}
+
+void conn_fail(struct qp_conn *c, int err, bool attach)
+{
+	struct iwarp_term_cause cause;
+	struct conn_rx_cur *cur = &c->cur;
+	bool rreq;
+
+	if (c->state != CONN_RUN)
+		return;
+	c->close_err = err;
+	if (err == IWARP_ERR_RDMAP_TERMINATE) {
+		/* a malformed Terminate is never answered (RFC 5040 §4.8) */
+		conn_finish(c, err, true);
+		return;
+	}
+	if (iwarp_error_to_term(err, &cause)) {
+		if (err == -EPROTO || err == IWARP_ERR_TRUNCATED) {
+			/* malformed, no specific RFC code */
+			cause.layer = IWARP_TERM_LAYER_RDMAP;
+			cause.etype = IWARP_RDMAP_ETYPE_REMOTE_OPERATION;
+			cause.ecode = IWARP_RDMAP_ECODE_UNSPECIFIED;
+		} else {
+			/* a local error: RDMAP local catastrophic */
+			cause.layer = IWARP_TERM_LAYER_RDMAP;
+			cause.etype = IWARP_RDMAP_ETYPE_LOCAL_CATASTROPHIC;
+			cause.ecode = 0;
+		}
+	}
+	memset(&c->term, 0, sizeof(c->term));
+	c->term.cause = cause;
+	/* RFC 5040 §4.8: attach the offending DDP header with its segment
+	 * length; for RDMAP errors in a Read Request also its RDMAP header */
+	if (attach && cause.layer != IWARP_TERM_LAYER_LLP &&
+	    cur->hdr_len >= 2 &&
+	    cur->hdr_len >= ddp_hdr_len((cur->hdr[0] & DDP_CTRL_T) != 0)) {
+		rreq = !(cur->hdr[0] & DDP_CTRL_T) &&
+		       (cur->hdr[1] & RDMAP_CTRL_OPCODE_MASK) ==
+			       RDMAP_OP_READ_REQUEST &&
+		       cause.layer == IWARP_TERM_LAYER_RDMAP &&
+		       cur->hdr_len >= RDMAP_RREQ_MSG_LEN;
+		if (rdmap_term_attach(&c->term, cur->hdr, cur->hdr_len,
+				      cur->ulpdu_len, rreq))
+			memset(&c->term, 0, sizeof(c->term));
+		c->term.cause = cause;
+	}
+	conn_start_term(c);
+}
+
+void conn_fail_cause(struct qp_conn *c, const struct iwarp_term_cause *cause)
+{
+	if (c->state != CONN_RUN)
+		return;
+	memset(&c->term, 0, sizeof(c->term));
+	c->term.cause = *cause;
+	c->close_err = -ECONNABORTED;
+	conn_start_term(c);
+}
+
+/* Protection errors fail a Read with REM_ACCESS_ERR, others REM_OP_ERR. */
+static enum iwarp_wc_status term_status(const struct iwarp_term_cause *t)
+{
+	if ((t->layer == IWARP_TERM_LAYER_RDMAP &&
+	     t->etype == IWARP_RDMAP_ETYPE_REMOTE_PROTECTION) ||
+	    (t->layer == IWARP_TERM_LAYER_DDP &&
+	     t->etype == IWARP_DDP_ETYPE_TAGGED_BUFFER))
+		return IWARP_WC_REM_ACCESS_ERR;
+	return IWARP_WC_REM_OP_ERR;
+}
+
+void conn_term_received(struct qp_conn *c, const struct rdmap_term *t)
+{
+	struct iw_qp *qp = c->qp;
+	struct conn_orq *o = NULL;
+	uint32_t i, tail;
+	bool reads = true;
+
+	if (c->state != CONN_RUN)
+		return;
+	c->cause = t->cause;
+	c->cause_valid = true;
+	if (qp) {
+		pthread_mutex_lock(&qp->lock);
+		qp->term_received = true;
+		pthread_mutex_unlock(&qp->lock);
+	}
+	/* which Read the TERMINATE answers: the attached header when it is a
+	 * tagged or Send header names no Read; otherwise the oldest Read */
+	if (t->d && (t->ddp_hdr[0] & DDP_CTRL_T))
+		reads = false;
+	if (t->d && !(t->ddp_hdr[0] & DDP_CTRL_T) &&
+	    (t->ddp_hdr[1] & RDMAP_CTRL_OPCODE_MASK) != RDMAP_OP_READ_REQUEST)
+		reads = false;
+	for (i = c->orq_head; reads && i != c->orq_tail; i++) {
+		if (c->orq[i & (c->orq_size - 1)].in_sq) {
+			o = &c->orq[i & (c->orq_size - 1)];
+			break;
+		}
+	}
+	if (o && qp) {
+		/* complete what precedes the Read, then the Read itself */
+		c->orq_head = i;
+		c->orq_tail = i + 1;
+		o->in_sq = false;
+		if ((int32_t)(c->sq_sent - o->sq_idx) > 0) {
+			uint32_t keep = c->sq_sent;
+
+			c->sq_sent = o->sq_idx;
+			conn_sq_progress(c);
+			c->sq_sent = keep;
+		}
+		tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
+		if (tail == o->sq_idx) {
+			conn_sq_fail_one(c, term_status(&t->cause),
+					 conn_vendor_err(&t->cause));
+			/* what follows the failed Read is flushed */
+			c->sq_sent = o->sq_idx + 1;
+		}
+	}
+	c->orq_head = c->orq_tail;
+	if (c->have_rqe)
+		conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0, true);
+	/* RFC 5040 §5.4: the stream is terminated; no reply */
+	conn_finish(c, -ECONNABORTED, true);
+}

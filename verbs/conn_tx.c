@@ -1,0 +1,513 @@
+/*
+ * verbs/conn_tx.c: qp_conn transmit path. Send WQEs, Read Responses, the
+ * RFC 6581 RTR and the TERMINATE become DDP segments (RFC 5041 §5.1) framed
+ * into FPDUs (RFC 5044 §4-6) whose iovecs point at per-FPDU scratch and at
+ * the registered payload (no copy).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "rdmap/rdmap_opcode.h"
+#include "verbs/conn.h"
+
+#define SLOT_MASK (CONN_TX_SLOTS - 1u)
+
+static uint32_t conn_slots_used(const struct qp_conn *c)
+{
+	return c->slot_tail - c->slot_head;
+}
+
+static uint32_t orq_count(const struct qp_conn *c)
+{
+	return c->orq_tail - c->orq_head;
+}
+
+/* True when a Read WQE of the SQ is still outstanding (Fence, RFC 5040 §5.2). */
+static bool orq_has_sq_reads(const struct qp_conn *c)
+{
+	uint32_t i;
+
+	for (i = c->orq_head; i != c->orq_tail; i++)
+		if (c->orq[i & (c->orq_size - 1)].in_sq)
+			return true;
+	return false;
+}
+
+/* Largest ULPDU for an FPDU starting at the current stream position. */
+static size_t conn_mulpdu(const struct qp_conn *c)
+{
+	size_t budget = c->fpdu_max ? c->fpdu_max : CONN_FPDU_DEFAULT;
+	int m;
+
+	/* markers add iovecs: keep one FPDU within CONN_SLOT_IOV */
+	if (c->mtx.markers && budget > CONN_MARKER_FPDU)
+		budget = CONN_MARKER_FPDU;
+	m = mpa_tx_max_ulpdu(&c->mtx, budget);
+	return m < 0 ? 0 : (size_t)m;
+}
+
+/*
+ * Frames one ULPDU: header |hdr| (copied into the slot) and payload |pay|
+ * into the next free slot. Returns the slot or NULL (cannot happen with a
+ * sane fpdu_max; the connection then fails).
+ */
+static struct conn_slot *conn_frame(struct qp_conn *c, const uint8_t *hdr,
+				    size_t hdr_len, const struct iovec *pay,
+				    size_t npay)
+{
+	struct conn_slot *sl = &c->slots[c->slot_tail & SLOT_MASK];
+	struct iovec ul[IW_MAX_SGE + 1];
+	size_t n = 0, cnt = 0, i;
+	int rc;
+
+	memcpy(sl->ulp, hdr, hdr_len);
+	ul[n].iov_base = sl->ulp;
+	ul[n++].iov_len = hdr_len;
+	for (i = 0; i < npay && n < IW_MAX_SGE + 1; i++)
+		if (pay[i].iov_len)
+			ul[n++] = pay[i];
+	sl->pos = c->mtx.pos;
+	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov, CONN_SLOT_IOV,
+			  &cnt);
+	if (rc <= 0)
+		return NULL;
+	sl->niov = (uint32_t)cnt;
+	sl->wire_len = (size_t)rc;
+	sl->has_sq = false;
+	sl->sq_done = 0;
+	sl->is_term = false;
+	c->slot_tail++;
+	return sl;
+}
+
+/* Payload iovecs of WQE |w| for message octets [off, off + len). */
+static size_t conn_wqe_iov(const struct iw_wqe *w, uint32_t off, uint32_t len,
+			   struct iovec *out)
+{
+	size_t n = 0;
+	uint32_t i, take;
+
+	if (!len)
+		return 0;
+	if (w->is_inline) {
+		out[0].iov_base = (void *)(uintptr_t)(w->inline_data + off);
+		out[0].iov_len = len;
+		return 1;
+	}
+	for (i = 0; i < w->num_sge && len; i++) {
+		if (off >= w->sge[i].length) {
+			off -= w->sge[i].length;
+			continue;
+		}
+		take = w->sge[i].length - off;
+		if (take > len)
+			take = len;
+		out[n].iov_base = (void *)(uintptr_t)(w->sge[i].addr + off);
+		out[n++].iov_len = take;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+/* A WQE failed a local check: complete it in order, then fail the QP. */
+static void conn_local_error(struct qp_conn *c, uint32_t idx,
+			     enum iwarp_wc_status status)
+{
+	c->loc_err = true;
+	c->loc_err_idx = idx;
+	c->loc_err_status = status;
+	conn_sq_progress(c);
+}
+
+/* Frames one FPDU of the RFC 6581 RTR (P2P initiator, §7). */
+static bool conn_frame_rtr(struct qp_conn *c)
+{
+	uint8_t hdr[RDMAP_RREQ_MSG_LEN];
+	struct ddp_seg_iter it;
+	struct ddp_seg seg;
+	struct rdmap_rreq rr;
+	struct conn_orq *o;
+	uint32_t msn = 0;
+	size_t len;
+
+	switch (c->rtr) {
+	case MPA_RTR_READ:
+		/* zero-length Read Request, sink/source STag 1 (never 0,
+		 * RFC-FACTS §0.3); takes one ORQ slot */
+		memset(&rr, 0, sizeof(rr));
+		rr.sink_stag = MPA_RTR_STAG;
+		rr.src_stag = MPA_RTR_STAG;
+		ddp_tx_msn_alloc(&c->txq, DDP_QN_READ_REQUEST, &msn);
+		len = rdmap_rreq_msg_encode(hdr, msn, &rr);
+		if (!conn_frame(c, hdr, len, NULL, 0))
+			return false;
+		o = &c->orq[c->orq_tail++ & (c->orq_size - 1)];
+		memset(o, 0, sizeof(*o));
+		o->sink_stag = MPA_RTR_STAG;
+		break;
+	case MPA_RTR_SEND:
+		ddp_tx_msn_alloc(&c->txq, DDP_QN_SEND, &msn);
+		ddp_seg_init_untagged(&it, RDMAP_OP_SEND, DDP_QN_SEND, msn, 0,
+				      0);
+		goto one;
+	case MPA_RTR_WRITE:
+	case MPA_RTR_NONE:
+	default:
+		ddp_seg_init_tagged(&it, RDMAP_OP_WRITE, MPA_RTR_STAG, 0, 0);
+one:
+		if (ddp_seg_next(&it, conn_mulpdu(c), &seg) != 1 ||
+		    !conn_frame(c, seg.hdr_bytes, seg.hdr_len, NULL, 0))
+			return false;
+		break;
+	}
+	c->rtr_pending = false;
+	return true;
+}
+
+/* Frames the next FPDU of the Read Response at the IRQ head (RFC 5040 §4.5). */
+static bool conn_frame_response(struct qp_conn *c)
+{
+	struct conn_irq *e = &c->irq[c->irq_head & (c->irq_size - 1)];
+	struct conn_slot *sl;
+	struct ddp_seg seg;
+	struct iovec pay;
+
+	if (!c->rs_active) {
+		if (ddp_seg_init_tagged(&c->rs_it, RDMAP_OP_READ_RESPONSE,
+					e->rr.sink_stag, e->rr.sink_to,
+					e->rr.size))
+			return false;
+		c->rs_active = true;
+	}
+	if (ddp_seg_next(&c->rs_it, conn_mulpdu(c), &seg) != 1)
+		return false;
+	pay.iov_base = seg.len ? (void *)(uintptr_t)(e->src + seg.offset) :
+				 NULL;
+	pay.iov_len = seg.len;
+	sl = conn_frame(c, seg.hdr_bytes, seg.hdr_len, &pay, seg.len ? 1 : 0);
+	if (!sl)
+		return false;
+	if (ddp_seg_done(&c->rs_it)) {
+		c->rs_active = false;
+		c->irq_head++;
+	}
+	return true;
+}
+
+/* Frames the next FPDU of the SQ message in progress. */
+static bool conn_frame_sq(struct qp_conn *c)
+{
+	struct iw_wqe *w = qp_sq_wqe(c->qp, c->sq_idx);
+	struct iovec pay[IW_MAX_SGE];
+	struct conn_slot *sl;
+	struct ddp_seg seg;
+	size_t n;
+
+	if (ddp_seg_next(&c->sq_it, conn_mulpdu(c), &seg) != 1)
+		return false;
+	n = conn_wqe_iov(w, seg.offset, seg.len, pay);
+	sl = conn_frame(c, seg.hdr_bytes, seg.hdr_len, pay, n);
+	if (!sl)
+		return false;
+	if (ddp_seg_done(&c->sq_it)) {
+		sl->has_sq = true;
+		sl->sq_done = c->sq_idx + 1;
+		c->sq_active = false;
+	}
+	return true;
+}
+
+/* Starts a Read WQE: one Read Request FPDU (RFC 5040 §4.4). 1 / 0 / -1. */
+static int conn_start_read(struct qp_conn *c, uint32_t idx, struct iw_wqe *w)
+{
+	uint8_t hdr[RDMAP_RREQ_MSG_LEN];
+	struct conn_slot *sl;
+	struct rdmap_rreq rr;
+	struct conn_orq *o;
+	uint32_t msn = 0;
+	size_t len;
+
+	if (!c->ord) {
+		/* no outbound Reads negotiated (ORD 0, RFC 6581 §5) */
+		__atomic_store_n(&c->qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
+		return 0;
+	}
+	/* ORD: at most |ord| Reads outstanding (RFC 6581 §5); the Read
+	 * RTR's slot counts too */
+	if (orq_count(c) >= c->ord || orq_count(c) >= c->orq_size)
+		return 0;
+	if (mr_check_local(c->ctx, &w->sge[0], c->pd,
+			   IWARP_ACCESS_LOCAL_WRITE)) {
+		__atomic_store_n(&c->qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+		conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	memset(&rr, 0, sizeof(rr));
+	/* the sink is the local SGE: its lkey is the STag (RFC 5040 §4.4);
+	 * never STag 0 on the wire for a zero-length sink */
+	rr.sink_stag = w->sge[0].lkey ? w->sge[0].lkey : MPA_RTR_STAG;
+	rr.sink_to = w->sge[0].addr;
+	rr.size = w->sge[0].length;
+	rr.src_stag = w->rkey;
+	rr.src_to = w->remote_addr;
+	ddp_tx_msn_alloc(&c->txq, DDP_QN_READ_REQUEST, &msn);
+	len = rdmap_rreq_msg_encode(hdr, msn, &rr);
+	sl = conn_frame(c, hdr, len, NULL, 0);
+	if (!sl)
+		return -1;
+	sl->has_sq = true;
+	sl->sq_done = idx + 1;
+	o = &c->orq[c->orq_tail++ & (c->orq_size - 1)];
+	o->sq_idx = idx;
+	o->in_sq = true;
+	o->sink_stag = rr.sink_stag;
+	o->sink_to = rr.sink_to;
+	o->size = rr.size;
+	o->got = 0;
+	__atomic_store_n(&c->qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/*
+ * Starts the next SQ WQE: 1 when a message was started or framed, 0 when
+ * none can start now (empty, SQD, Fence, ORD, after a local error), -1 on
+ * an internal framing failure.
+ */
+static int conn_sq_start(struct qp_conn *c)
+{
+	struct iw_qp *qp = c->qp;
+	uint32_t idx, head, i;
+	struct iw_wqe *w;
+	uint8_t op;
+	int rc;
+
+	if (!qp || c->loc_err)
+		return 0;
+	if (__atomic_load_n(&qp->pub.state, __ATOMIC_RELAXED) !=
+	    IWARP_QPS_RTS)
+		return 0;
+	head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
+	idx = __atomic_load_n(&qp->sq_next, __ATOMIC_RELAXED);
+	if (idx == head)
+		return 0;
+	w = qp_sq_wqe(qp, idx);
+	/* Fence: wait until every prior Read completed (RFC 5040 §5.2) */
+	if ((w->send_flags & IWARP_SEND_FENCE) && orq_has_sq_reads(c))
+		return 0;
+	if (w->opcode == IWARP_WR_RDMA_READ)
+		return conn_start_read(c, idx, w);
+	if (!w->is_inline)
+		for (i = 0; i < w->num_sge; i++)
+			if (mr_check_local(c->ctx, &w->sge[i], c->pd, 0)) {
+				__atomic_store_n(&qp->sq_next, idx + 1,
+						 __ATOMIC_RELEASE);
+				conn_local_error(c, idx,
+						 IWARP_WC_LOC_PROT_ERR);
+				return 0;
+			}
+	switch (w->opcode) {
+	case IWARP_WR_RDMA_WRITE:
+		rc = ddp_seg_init_tagged(&c->sq_it, RDMAP_OP_WRITE, w->rkey,
+					 w->remote_addr, w->total_len);
+		break;
+	case IWARP_WR_SEND:
+	case IWARP_WR_SEND_WITH_INV: {
+		uint32_t msn = 0, inv = 0;
+
+		/* RFC 5040 §4.3: opcodes 3/5 (SE), 4/6 with Invalidate */
+		if (w->opcode == IWARP_WR_SEND_WITH_INV) {
+			op = (w->send_flags & IWARP_SEND_SOLICITED) ?
+				     RDMAP_OP_SEND_SE_INV :
+				     RDMAP_OP_SEND_INV;
+			inv = w->invalidate_rkey;
+		} else {
+			op = (w->send_flags & IWARP_SEND_SOLICITED) ?
+				     RDMAP_OP_SEND_SE :
+				     RDMAP_OP_SEND;
+		}
+		ddp_tx_msn_alloc(&c->txq, DDP_QN_SEND, &msn);
+		rc = ddp_seg_init_untagged(&c->sq_it, op, DDP_QN_SEND, msn,
+					   inv, w->total_len);
+		break;
+	}
+	case IWARP_WR_RDMA_READ:
+	default:
+		rc = -EINVAL;
+		break;
+	}
+	__atomic_store_n(&qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+	if (rc) {
+		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
+		return 0;
+	}
+	c->sq_active = true;
+	c->sq_idx = idx;
+	return 1;
+}
+
+/* Frames the TERMINATE (RFC 5040 §4.8: QN 2, MSN 1, MO 0, L=1). */
+static void conn_frame_term(struct qp_conn *c)
+{
+	uint8_t buf[RDMAP_TERM_MAX_LEN];
+	struct conn_slot *sl;
+	uint32_t msn = 0;
+	int len;
+
+	ddp_tx_msn_alloc(&c->txq, DDP_QN_TERMINATE, &msn);
+	len = rdmap_term_encode(buf, sizeof(buf), msn, &c->term);
+	c->term_framed = true;
+	if (len <= 0)
+		return;
+	sl = conn_frame(c, buf, (size_t)len, NULL, 0);
+	if (sl)
+		sl->is_term = true;
+}
+
+/* Frames FPDUs while slots are free (one stays reserved for TERMINATE). */
+static void conn_tx_fill(struct qp_conn *c)
+{
+	bool sq_tagged;
+	int rc;
+
+	for (;;) {
+		if (c->state == CONN_TERM) {
+			if (!c->term_framed &&
+			    conn_slots_used(c) < CONN_TX_SLOTS)
+				conn_frame_term(c);
+			return;
+		}
+		if (c->state != CONN_RUN || !c->tx_enabled || !c->qp)
+			return;
+		if (conn_slots_used(c) >= CONN_TX_SLOTS - 1)
+			return;
+		if (c->rtr_pending) {
+			if (!conn_frame_rtr(c))
+				goto internal;
+			continue;
+		}
+		/* Read Responses first, but never inside a tagged message:
+		 * DDP tagged messages do not interleave (RFC 5041 §5.1) */
+		sq_tagged = c->sq_active && c->sq_it.hdr.tagged;
+		if (!sq_tagged && (c->rs_active || c->irq_head != c->irq_tail)) {
+			if (!conn_frame_response(c))
+				goto internal;
+			continue;
+		}
+		if (c->sq_active) {
+			if (!conn_frame_sq(c))
+				goto internal;
+			continue;
+		}
+		rc = conn_sq_start(c);
+		if (rc < 0)
+			goto internal;
+		if (rc == 0)
+			return;
+	}
+internal: {
+	struct iwarp_term_cause lc = {
+		.layer = IWARP_TERM_LAYER_RDMAP,
+		.etype = IWARP_RDMAP_ETYPE_LOCAL_CATASTROPHIC,
+		.ecode = 0,
+	};
+
+	conn_fail_cause(c, &lc);
+	}
+}
+
+/* Drops framed FPDUs that the transport has not taken (after a failure). */
+void conn_tx_drop_unsent(struct qp_conn *c)
+{
+	uint32_t first = c->slot_head + (c->head_off ? 1u : 0u);
+
+	c->drop_unsent = false;
+	if ((int32_t)(c->slot_tail - first) <= 0)
+		return;
+	c->mtx.pos = c->slots[first & SLOT_MASK].pos;
+	c->slot_tail = first;
+	c->sq_active = false;
+	c->rs_active = false;
+}
+
+bool qp_conn_tx_pending(const struct qp_conn *c)
+{
+	if (c->state == CONN_CLOSED)
+		return false;
+	if (c->slot_head != c->slot_tail)
+		return true;
+	if (c->state == CONN_TERM)
+		return !c->term_framed;
+	if (!c->tx_enabled || !c->qp)
+		return false;
+	return c->rtr_pending || c->sq_active || c->rs_active ||
+	       c->irq_head != c->irq_tail ||
+	       __atomic_load_n(&c->qp->sq_next, __ATOMIC_RELAXED) !=
+		       __atomic_load_n(&c->qp->sq_head, __ATOMIC_ACQUIRE);
+}
+
+int qp_conn_tx_iov(struct qp_conn *c, struct iovec *iov, int cap)
+{
+	size_t off = c->head_off, len;
+	uint32_t s, i;
+	int n = 0;
+
+	if (c->state == CONN_CLOSED || cap <= 0)
+		return 0;
+	if (c->drop_unsent && !c->tx_busy)
+		conn_tx_drop_unsent(c);
+	conn_tx_fill(c);
+	for (s = c->slot_head; s != c->slot_tail && n < cap; s++) {
+		const struct conn_slot *sl = &c->slots[s & SLOT_MASK];
+
+		for (i = 0; i < sl->niov && n < cap; i++) {
+			len = sl->iov[i].iov_len;
+			if (off >= len) {
+				off -= len;
+				continue;
+			}
+			iov[n].iov_base = (uint8_t *)sl->iov[i].iov_base + off;
+			iov[n++].iov_len = len - off;
+			off = 0;
+		}
+	}
+	c->tx_busy = n > 0;
+	return n;
+}
+
+void qp_conn_tx_done(struct qp_conn *c, size_t n)
+{
+	bool term_sent = false;
+	struct conn_slot *sl;
+	size_t rem;
+
+	c->tx_busy = false;
+	if (c->state == CONN_CLOSED)
+		return;
+	while (n > 0 && c->slot_head != c->slot_tail) {
+		sl = &c->slots[c->slot_head & SLOT_MASK];
+		rem = sl->wire_len - c->head_off;
+		if (n < rem) {
+			c->head_off += n;
+			break;
+		}
+		n -= rem;
+		c->head_off = 0;
+		c->slot_head++;
+		/* RFC-FACTS §1.3: a Send/Write completes once handed to TCP */
+		if (sl->has_sq)
+			c->sq_sent = sl->sq_done;
+		if (sl->is_term)
+			term_sent = true;
+	}
+	if (c->drop_unsent)
+		conn_tx_drop_unsent(c);
+	if (term_sent) {
+		conn_finish(c, c->close_err, true);
+		return;
+	}
+	conn_sq_progress(c);
+}

@@ -1,0 +1,319 @@
+/*
+ * verbs/mr.c: memory registration and the STag table (RFC 5040 §8,
+ * RFC 5041 §7 tagged buffer checks).
+ *
+ * STag = 24-bit index << 8 | 8-bit key; lkey == rkey == STag. Index 0 is
+ * never used, so STag 0 and STag 1 (the RFC 6581 RTR placeholder) never
+ * match. The key of an index changes on every registration and is drawn
+ * from a PRNG seeded by getrandom(), so a stale or guessed STag misses.
+ *
+ * Lookups come from the engine thread while the application registers:
+ * a rwlock guards the table; lookups take the read side and allocate
+ * nothing. The table grows (doubling, up to IW_MAX_MR) under the write side.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "util/mem.h"
+#include "verbs/verbs.h"
+
+#define MR_TABLE_INIT 256
+#define MR_ACCESS_ALL                                                          \
+	(IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |                \
+	 IWARP_ACCESS_REMOTE_READ)
+
+struct mr_entry {
+	uint64_t addr;
+	uint64_t length;
+	const struct iwarp_pd *pd;
+	int access;
+	uint8_t key;     /* current key, or the last one when free */
+	bool valid;
+	bool invalidated; /* remotely invalidated (Send with Invalidate) */
+	uint32_t next_free;
+};
+
+struct mr_table {
+	pthread_rwlock_t lock;
+	struct mr_entry *e;
+	uint32_t cap;       /* entries allocated; index 0 unused */
+	uint32_t free_head; /* 0 = no free entry below |used| */
+	uint32_t used;      /* entries [1, used) have been handed out */
+	uint64_t rng;       /* xorshift64* state */
+};
+
+static uint64_t mr_rand(struct mr_table *t)
+{
+	uint64_t x = t->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+struct mr_table *mr_table_create(void)
+{
+	struct mr_table *t = iw_calloc(1, sizeof(*t));
+	struct timespec ts;
+	uint64_t seed = 0;
+
+	if (!t)
+		return NULL;
+	t->e = iw_calloc(MR_TABLE_INIT, sizeof(*t->e));
+	if (!t->e) {
+		iw_free(t);
+		return NULL;
+	}
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+		       (uint64_t)(uintptr_t)t;
+	}
+	t->rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
+	t->cap = MR_TABLE_INIT;
+	t->used = 1;
+	pthread_rwlock_init(&t->lock, NULL);
+	return t;
+}
+
+void mr_table_destroy(struct mr_table *t)
+{
+	if (!t)
+		return;
+	pthread_rwlock_destroy(&t->lock);
+	iw_free(t->e);
+	iw_free(t);
+}
+
+/* Takes a free index (write lock held); 0 when the table is full. */
+static uint32_t mr_index_alloc(struct mr_table *t)
+{
+	struct mr_entry *ne;
+	uint32_t i, ncap;
+
+	if (t->free_head) {
+		i = t->free_head;
+		t->free_head = t->e[i].next_free;
+		return i;
+	}
+	if (t->used == t->cap) {
+		if (t->cap >= IW_MAX_MR)
+			return 0;
+		ncap = t->cap * 2;
+		ne = iw_realloc(t->e, (size_t)ncap * sizeof(*ne));
+		if (!ne)
+			return 0;
+		memset(ne + t->cap, 0, (size_t)(ncap - t->cap) * sizeof(*ne));
+		t->e = ne;
+		t->cap = ncap;
+	}
+	i = t->used++;
+	t->e[i].key = (uint8_t)(mr_rand(t) >> 56);
+	return i;
+}
+
+IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr,
+					   size_t length, int access)
+{
+	struct iwarp_context *ctx;
+	struct mr_table *t;
+	struct mr_entry *e;
+	struct iw_mr *mr;
+	uint32_t idx;
+	uint8_t key;
+	int err;
+
+	if (!pd || !addr || !length || (access & ~MR_ACCESS_ALL) ||
+	    (uintptr_t)addr + length < (uintptr_t)addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* verbs rule: remote write access needs local write access */
+	if ((access & IWARP_ACCESS_REMOTE_WRITE) &&
+	    !(access & IWARP_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = pd->context;
+	err = ctx_count(ctx, &ctx->n_mr, 1, IW_MAX_MR - 1);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	mr = iw_calloc(1, sizeof(*mr));
+	if (!mr) {
+		ctx_count(ctx, &ctx->n_mr, -1, 0);
+		return NULL;
+	}
+	t = ctx->mrs;
+	pthread_rwlock_wrlock(&t->lock);
+	idx = mr_index_alloc(t);
+	if (!idx) {
+		pthread_rwlock_unlock(&t->lock);
+		iw_free(mr);
+		ctx_count(ctx, &ctx->n_mr, -1, 0);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e = &t->e[idx];
+	do {
+		key = (uint8_t)(mr_rand(t) >> 56);
+	} while (key == e->key); /* a new key on every registration */
+	e->key = key;
+	e->addr = (uint64_t)(uintptr_t)addr;
+	e->length = (uint64_t)length;
+	e->pd = pd;
+	e->access = access;
+	e->valid = true;
+	e->invalidated = false;
+	pthread_rwlock_unlock(&t->lock);
+
+	pd_get(pd);
+	mr->access = access;
+	mr->pub.context = ctx;
+	mr->pub.pd = pd;
+	mr->pub.addr = addr;
+	mr->pub.length = length;
+	mr->pub.handle = idx;
+	mr->pub.lkey = idx << 8 | key;
+	mr->pub.rkey = mr->pub.lkey;
+	return &mr->pub;
+}
+
+IWARP_EXPORT int iwarp_dereg_mr(struct iwarp_mr *mr)
+{
+	struct iwarp_context *ctx;
+	struct mr_table *t;
+	struct mr_entry *e;
+	uint32_t idx;
+
+	if (!mr || !mr->context)
+		return -EINVAL;
+	ctx = mr->context;
+	t = ctx->mrs;
+	idx = MR_STAG_INDEX(mr->lkey);
+	pthread_rwlock_wrlock(&t->lock);
+	if (idx == 0 || idx >= t->used || !t->e[idx].valid ||
+	    t->e[idx].key != MR_STAG_KEY(mr->lkey)) {
+		pthread_rwlock_unlock(&t->lock);
+		return -EINVAL;
+	}
+	e = &t->e[idx];
+	e->valid = false;
+	e->pd = NULL;
+	e->next_free = t->free_head;
+	t->free_head = idx;
+	pthread_rwlock_unlock(&t->lock);
+	pd_put(mr->pd);
+	ctx_count(ctx, &ctx->n_mr, -1, 0);
+	iw_free((struct iw_mr *)mr);
+	return 0;
+}
+
+/* Whether an MR with |have| rights grants |want| (Read sink rule). */
+static bool mr_access_ok(int have, int want)
+{
+	if ((want & IWARP_ACCESS_LOCAL_WRITE) &&
+	    (have & IWARP_ACCESS_REMOTE_WRITE))
+		have |= IWARP_ACCESS_LOCAL_WRITE;
+	return (have & want) == want;
+}
+
+/* Copies the live entry for |stag| (read lock held by caller); false if none. */
+static bool mr_lookup(struct mr_table *t, uint32_t stag, struct mr_entry *out)
+{
+	uint32_t idx = MR_STAG_INDEX(stag);
+
+	if (idx == 0 || idx >= t->used)
+		return false;
+	if (!t->e[idx].valid || t->e[idx].invalidated ||
+	    t->e[idx].key != MR_STAG_KEY(stag))
+		return false;
+	*out = t->e[idx];
+	return true;
+}
+
+/*
+ * Remote invalidation by an inbound Send with Invalidate (RFC 5040 §6.2):
+ * the STag stops working for every later access, local and remote, until
+ * the region is deregistered and registered again. The STag must name a
+ * live region of the connection's PD.
+ */
+int mr_invalidate(struct iwarp_context *ctx, uint32_t stag,
+		  const struct iwarp_pd *pd)
+{
+	struct mr_table *t = ctx->mrs;
+	uint32_t idx = MR_STAG_INDEX(stag);
+	struct mr_entry *e;
+	int rc = 0;
+
+	pthread_rwlock_wrlock(&t->lock);
+	e = (idx && idx < t->used) ? &t->e[idx] : NULL;
+	if (!e || !e->valid || e->invalidated || e->key != MR_STAG_KEY(stag))
+		rc = IWARP_ERR_RDMAP_STAG;
+	else if (e->pd != pd)
+		rc = IWARP_ERR_RDMAP_STAG_STREAM;
+	else
+		e->invalidated = true;
+	pthread_rwlock_unlock(&t->lock);
+	return rc;
+}
+
+int mr_check_remote(struct iwarp_context *ctx, uint32_t stag,
+		    const struct iwarp_pd *pd, int access, uint64_t to,
+		    uint64_t len, bool tagged_ddp, uint8_t **dst)
+{
+	struct mr_entry e;
+	bool found;
+
+	pthread_rwlock_rdlock(&ctx->mrs->lock);
+	found = mr_lookup(ctx->mrs, stag, &e);
+	pthread_rwlock_unlock(&ctx->mrs->lock);
+	/* RFC 5040 §8 / RFC 5041 §7: STag, stream (PD), access, wrap, bounds */
+	if (!found)
+		return tagged_ddp ? IWARP_ERR_DDP_STAG : IWARP_ERR_RDMAP_STAG;
+	if (e.pd != pd)
+		return tagged_ddp ? IWARP_ERR_DDP_STAG_STREAM :
+				    IWARP_ERR_RDMAP_STAG_STREAM;
+	if (!mr_access_ok(e.access, access))
+		return IWARP_ERR_RDMAP_ACCESS;
+	if (to + len < to)
+		return tagged_ddp ? IWARP_ERR_DDP_TO_WRAP :
+				    IWARP_ERR_RDMAP_TO_WRAP;
+	if (to < e.addr || to + len > e.addr + e.length)
+		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS :
+				    IWARP_ERR_RDMAP_BOUNDS;
+	if (dst)
+		*dst = (uint8_t *)(uintptr_t)to;
+	return 0;
+}
+
+int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
+		   const struct iwarp_pd *pd, int access)
+{
+	struct mr_entry e;
+	bool found;
+
+	if (!sge->length)
+		return 0;
+	pthread_rwlock_rdlock(&ctx->mrs->lock);
+	found = mr_lookup(ctx->mrs, sge->lkey, &e);
+	pthread_rwlock_unlock(&ctx->mrs->lock);
+	if (!found)
+		return -EINVAL;
+	if (e.pd != pd)
+		return -EPERM;
+	if (sge->addr + sge->length < sge->addr || sge->addr < e.addr ||
+	    sge->addr + sge->length > e.addr + e.length)
+		return -EFAULT;
+	if (!mr_access_ok(e.access, access))
+		return -EACCES;
+	return 0;
+}

@@ -1,0 +1,137 @@
+/*
+ * verbs/qp_complete.c: the engine-facing QP paths: receive WQE pop, send
+ * completion, and the move to ERR with flushing (ibverbs semantics: every
+ * outstanding WR completes with IWARP_WC_WR_FLUSH_ERR, in posting order).
+ *
+ * Lock order: qp->lock, then a CQ's spinlock; channel and context locks are
+ * only taken after the CQ lock is released (in cq_push).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+
+int qp_rq_pop(struct iw_qp *qp, struct iw_rqe *out)
+{
+	if (qp->pub.srq)
+		return srq_pop(srq_from_pub(qp->pub.srq), out);
+	pthread_mutex_lock(&qp->lock);
+	if (qp->rq_tail == qp->rq_head) {
+		pthread_mutex_unlock(&qp->lock);
+		return -ENOENT;
+	}
+	*out = *qp_rq_rqe(qp, qp->rq_tail);
+	qp->rq_tail++;
+	pthread_mutex_unlock(&qp->lock);
+	return 0;
+}
+
+static void qp_event(struct iw_qp *qp, enum iwarp_event_type type,
+		     const struct iwarp_term_cause *term)
+{
+	struct iwarp_async_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.element.qp = &qp->pub;
+	ev.event_type = type;
+	if (term) {
+		ev.term = *term;
+		ev.term_received = qp->term_received;
+	}
+	ctx_async_push(qp->pub.context, &ev);
+}
+
+void qp_sq_complete(struct iw_qp *qp, uint32_t upto,
+		    enum iwarp_wc_status status)
+{
+	struct iwarp_wc wc;
+	struct iw_wqe *w;
+	bool drained, completed;
+	int32_t n;
+
+	pthread_mutex_lock(&qp->lock);
+	if ((int32_t)(upto - qp->sq_head) > 0)
+		upto = qp->sq_head;
+	n = (int32_t)(upto - qp->sq_tail);
+	completed = n > 0;
+	for (; n > 0; n--, qp->sq_tail++) {
+		w = qp_sq_wqe(qp, qp->sq_tail);
+		if (status == IWARP_WC_SUCCESS &&
+		    !(w->send_flags & IWARP_SEND_SIGNALED))
+			continue;
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = status;
+		wc.opcode = qp_wc_opcode(w->opcode);
+		wc.byte_len = w->total_len;
+		wc.qp_num = qp->pub.qp_num;
+		cq_push(cq_from_pub(qp->pub.send_cq), &wc,
+			status != IWARP_WC_SUCCESS);
+	}
+	if ((int32_t)(qp->sq_next - qp->sq_tail) < 0)
+		qp->sq_next = qp->sq_tail;
+	drained = completed && qp->pub.state == IWARP_QPS_SQD &&
+		  qp->sq_tail == qp->sq_head;
+	pthread_mutex_unlock(&qp->lock);
+	if (drained)
+		qp_event(qp, IWARP_EVENT_SQ_DRAINED, NULL);
+}
+
+/* The async event for a QP that failed with TERMINATE cause |t|. */
+static enum iwarp_event_type qp_error_event(const struct iwarp_term_cause *t)
+{
+	if (!t)
+		return IWARP_EVENT_QP_FATAL;
+	if (t->layer == IWARP_TERM_LAYER_RDMAP &&
+	    t->etype == IWARP_RDMAP_ETYPE_REMOTE_PROTECTION)
+		return IWARP_EVENT_QP_ACCESS_ERR;
+	if (t->layer == IWARP_TERM_LAYER_DDP &&
+	    t->etype == IWARP_DDP_ETYPE_TAGGED_BUFFER)
+		return IWARP_EVENT_QP_ACCESS_ERR;
+	if ((t->layer == IWARP_TERM_LAYER_RDMAP &&
+	     t->etype == IWARP_RDMAP_ETYPE_REMOTE_OPERATION) ||
+	    (t->layer == IWARP_TERM_LAYER_DDP &&
+	     t->etype == IWARP_DDP_ETYPE_UNTAGGED_BUFFER))
+		return IWARP_EVENT_QP_REQ_ERR;
+	return IWARP_EVENT_QP_FATAL;
+}
+
+void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,
+		  bool async)
+{
+	struct iwarp_wc wc;
+	struct iw_wqe *w;
+	bool was_err;
+
+	pthread_mutex_lock(&qp->lock);
+	was_err = qp->pub.state == IWARP_QPS_ERR;
+	qp->pub.state = IWARP_QPS_ERR;
+	if (term && !qp->term_valid) {
+		qp->term = *term;
+		qp->term_valid = true;
+	}
+	memset(&wc, 0, sizeof(wc));
+	wc.status = IWARP_WC_WR_FLUSH_ERR;
+	wc.qp_num = qp->pub.qp_num;
+	for (; qp->sq_tail != qp->sq_head; qp->sq_tail++) {
+		w = qp_sq_wqe(qp, qp->sq_tail);
+		wc.wr_id = w->wr_id;
+		wc.opcode = qp_wc_opcode(w->opcode);
+		cq_push(cq_from_pub(qp->pub.send_cq), &wc, true);
+	}
+	qp->sq_next = qp->sq_tail;
+	wc.opcode = IWARP_WC_RECV;
+	for (; !qp->pub.srq && qp->rq_tail != qp->rq_head; qp->rq_tail++) {
+		wc.wr_id = qp_rq_rqe(qp, qp->rq_tail)->wr_id;
+		cq_push(cq_from_pub(qp->pub.recv_cq), &wc, true);
+	}
+	pthread_mutex_unlock(&qp->lock);
+	if (!async || was_err)
+		return;
+	qp_event(qp, qp_error_event(qp->term_valid ? &qp->term : NULL),
+		 qp->term_valid ? &qp->term : NULL);
+	if (qp->pub.srq)
+		qp_event(qp, IWARP_EVENT_QP_LAST_WQE_REACHED, NULL);
+}

@@ -1,0 +1,202 @@
+/*
+ * verbs/qp_post.c: iwarp_post_send and iwarp_post_recv.
+ *
+ * States: post_send is accepted in RTS and SQD (queued; SQD does not
+ * transmit), post_recv from INIT on (rping pre-posts before accept). In
+ * ERR both validate the WR and complete it at once with
+ * IWARP_WC_WR_FLUSH_ERR (as ibverbs providers do, which ib_drain_qp-style
+ * code relies on); other states give -EINVAL.
+ * SGE lkeys are not checked here but when the WR is processed (a bad one
+ * completes with IWARP_WC_LOC_PROT_ERR), as in ibverbs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+
+#define SEND_FLAGS_ALL                                                         \
+	(IWARP_SEND_FENCE | IWARP_SEND_SIGNALED | IWARP_SEND_SOLICITED |       \
+	 IWARP_SEND_INLINE)
+
+enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op)
+{
+	switch (op) {
+	case IWARP_WR_RDMA_WRITE:
+		return IWARP_WC_RDMA_WRITE;
+	case IWARP_WR_RDMA_READ:
+		return IWARP_WC_RDMA_READ;
+	case IWARP_WR_SEND:
+	case IWARP_WR_SEND_WITH_INV:
+		break;
+	}
+	return IWARP_WC_SEND;
+}
+
+/* Checks send WR |wr| against |qp|'s caps; *total = its payload length. */
+static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
+			 uint64_t *total)
+{
+	uint64_t sum = 0;
+	int i;
+
+	switch (wr->opcode) {
+	case IWARP_WR_RDMA_WRITE:
+	case IWARP_WR_SEND:
+	case IWARP_WR_SEND_WITH_INV:
+	case IWARP_WR_RDMA_READ:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (wr->send_flags & ~(unsigned int)SEND_FLAGS_ALL)
+		return -EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return -EINVAL;
+	/* RFC 5040 §4.4: a Read Request names one sink buffer (max_sge_rd 1) */
+	if (wr->opcode == IWARP_WR_RDMA_READ &&
+	    (wr->num_sge != IW_MAX_SGE_RD || (wr->send_flags & IWARP_SEND_INLINE)))
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		sum += wr->sg_list[i].length;
+	if (sum > UINT32_MAX)
+		return -EINVAL;
+	if ((wr->send_flags & IWARP_SEND_INLINE) &&
+	    sum > qp->cap.max_inline_data)
+		return -EINVAL;
+	*total = sum;
+	return 0;
+}
+
+static void send_wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
+			  const struct iwarp_send_wr *wr, uint32_t total)
+{
+	uint32_t off = 0;
+	int i;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	if (qp->sq_sig_all)
+		w->send_flags |= IWARP_SEND_SIGNALED;
+	w->invalidate_rkey = wr->invalidate_rkey;
+	w->remote_addr = wr->wr.rdma.remote_addr;
+	w->rkey = wr->wr.rdma.rkey;
+	w->num_sge = (uint32_t)wr->num_sge;
+	w->total_len = total;
+	for (i = 0; i < wr->num_sge; i++)
+		w->sge[i] = wr->sg_list[i];
+	w->is_inline = (wr->send_flags & IWARP_SEND_INLINE) != 0;
+	if (!w->is_inline)
+		return;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (!wr->sg_list[i].length)
+			continue;
+		memcpy(w->inline_data + off,
+		       (const void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		off += wr->sg_list[i].length;
+	}
+}
+
+/* Completes a WR posted in ERR at once with FLUSH_ERR. */
+static void flush_now(struct iwarp_cq *cq, uint64_t wr_id,
+		      enum iwarp_wc_opcode op, uint32_t qp_num)
+{
+	struct iwarp_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr_id;
+	wc.status = IWARP_WC_WR_FLUSH_ERR;
+	wc.opcode = op;
+	wc.qp_num = qp_num;
+	cq_push(cq_from_pub(cq), &wc, true);
+}
+
+IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
+				 struct iwarp_send_wr *wr,
+				 struct iwarp_send_wr **bad_wr)
+{
+	struct iw_qp *qp;
+	uint64_t total;
+	bool flush, posted = false;
+	int err = 0;
+
+	if (!pub || !wr || !bad_wr)
+		return -EINVAL;
+	qp = qp_from_pub(pub);
+	pthread_mutex_lock(&qp->lock);
+	flush = pub->state == IWARP_QPS_ERR;
+	if (!flush && pub->state != IWARP_QPS_RTS &&
+	    pub->state != IWARP_QPS_SQD)
+		err = -EINVAL;
+	for (; wr && !err; wr = wr->next) {
+		err = send_wr_check(qp, wr, &total);
+		if (err)
+			break;
+		if (flush) {
+			flush_now(pub->send_cq, wr->wr_id,
+				  qp_wc_opcode(wr->opcode), pub->qp_num);
+			continue;
+		}
+		if (qp->sq_head - qp->sq_tail >= qp->cap.max_send_wr) {
+			err = -ENOMEM;
+			break;
+		}
+		send_wqe_fill(qp, qp_sq_wqe(qp, qp->sq_head), wr,
+			      (uint32_t)total);
+		__atomic_store_n(&qp->sq_head, qp->sq_head + 1,
+				 __ATOMIC_RELEASE);
+		posted = true;
+	}
+	pthread_mutex_unlock(&qp->lock);
+	if (posted)
+		engine_qp_kick(qp);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub,
+				 struct iwarp_recv_wr *wr,
+				 struct iwarp_recv_wr **bad_wr)
+{
+	struct iw_rqe tmp;
+	struct iw_qp *qp;
+	bool flush;
+	int err = 0;
+
+	if (!pub || !wr || !bad_wr)
+		return -EINVAL;
+	qp = qp_from_pub(pub);
+	pthread_mutex_lock(&qp->lock);
+	flush = pub->state == IWARP_QPS_ERR;
+	if (pub->srq || pub->state == IWARP_QPS_RESET)
+		err = -EINVAL; /* an SRQ QP has no RQ */
+	for (; wr && !err; wr = wr->next) {
+		if (flush) {
+			err = verbs_rqe_fill(&tmp, wr, qp->cap.max_recv_sge);
+			if (err)
+				break;
+			flush_now(pub->recv_cq, wr->wr_id, IWARP_WC_RECV,
+				  pub->qp_num);
+			continue;
+		}
+		if (qp->rq_head - qp->rq_tail >= qp->cap.max_recv_wr) {
+			err = -ENOMEM;
+			break;
+		}
+		err = verbs_rqe_fill(qp_rq_rqe(qp, qp->rq_head), wr,
+				     qp->cap.max_recv_sge);
+		if (err)
+			break;
+		__atomic_store_n(&qp->rq_head, qp->rq_head + 1,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&qp->lock);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
