@@ -4,8 +4,12 @@
 FUZZ_SECONDS = 30
 FUZZ_TARGETS =
 if ENABLE_FUZZING
-FUZZ_TARGETS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term
-noinst_PROGRAMS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term
+FUZZ_TARGETS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term fuzz/fuzz_decode
+noinst_PROGRAMS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term fuzz/fuzz_decode
+fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c $(IWARP_DECODE_ENGINE)
+fuzz_fuzz_decode_CFLAGS = $(AM_CFLAGS) $(PCAP_CFLAGS) -I$(top_srcdir)/tools/decode
+fuzz_fuzz_decode_LDADD = $(FUZZ_LINKWITH)
+fuzz_fuzz_decode_LDFLAGS = $(FUZZ_LINKFLAGS)
 fuzz_fuzz_mpa_rx_SOURCES = fuzz/fuzz_mpa_rx.c
 fuzz_fuzz_mpa_rx_LDADD = $(FUZZ_LINKWITH)
 fuzz_fuzz_mpa_rx_LDFLAGS = $(FUZZ_LINKFLAGS)
@@ -19,7 +23,7 @@ fuzz_fuzz_term_SOURCES = fuzz/fuzz_term.c
 fuzz_fuzz_term_LDADD = $(FUZZ_LINKWITH)
 fuzz_fuzz_term_LDFLAGS = $(FUZZ_LINKFLAGS)
 endif
-EXTRA_DIST += fuzz/fuzz_mpa_rx.c fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c
+EXTRA_DIST += fuzz/fuzz_decode.c fuzz/fuzz_mpa_rx.c fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c
 FUZZ_LINKWITH = libiwarp-core.la
 FUZZ_LINKFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 
