@@ -25,6 +25,9 @@
 
 #define CTX_MPA_REQ_TIMEOUT_MS 5000
 #define CTX_MPA_REP_TIMEOUT_MS 10000
+/* Initiator's pause before its first FPDU; see cm/cm_conn.c "siw race". */
+#define CTX_REPLY_GRACE_MS 10
+#define CTX_REPLY_GRACE_MAX_MS 1000
 #define CTX_FPDU_MIN 64     /* room for MPA + DDP + RDMAP headers and data */
 #define CTX_FPDU_MAX 65535  /* ULPDU_Length is 16 bits (RFC 5044 §4.1) */
 #define CTX_CC_NAME_LEN 32  /* sizeof(ctx->cc_name) */
@@ -82,6 +85,9 @@ static void attr_apply_env(struct iwarp_context_attr *attr)
 	if (v && (n = env_number(v, 0, CTX_FPDU_MAX)) >= 0 &&
 	    (n == 0 || n >= CTX_FPDU_MIN))
 		attr->fpdu_max = (uint32_t)n;
+	v = getenv("IWARP_MPA_REPLY_GRACE_MS");
+	if (v && (n = env_number(v, 0, CTX_REPLY_GRACE_MAX_MS)) >= 0)
+		attr->mpa_reply_grace_ms = (uint32_t)n;
 	v = getenv("IWARP_CC");
 	if (v && *v && strlen(v) < CTX_CC_NAME_LEN)
 		attr->congestion_control = v;
@@ -103,6 +109,7 @@ IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr)
 	attr->mpa_req_timeout_ms = CTX_MPA_REQ_TIMEOUT_MS;
 	attr->mpa_rep_timeout_ms = CTX_MPA_REP_TIMEOUT_MS;
 	attr->max_private_data = IW_MAX_PRIVATE_DATA;
+	attr->mpa_reply_grace_ms = CTX_REPLY_GRACE_MS;
 	attr_apply_env(attr);
 }
 
@@ -121,6 +128,8 @@ static int attr_validate(const struct iwarp_context_attr *a)
 	    (a->fpdu_max < CTX_FPDU_MIN || a->fpdu_max > CTX_FPDU_MAX))
 		return -EINVAL;
 	if (a->max_private_data > IW_MAX_PRIVATE_DATA)
+		return -EINVAL;
+	if (a->mpa_reply_grace_ms > CTX_REPLY_GRACE_MAX_MS)
 		return -EINVAL;
 	if (a->congestion_control &&
 	    (!*a->congestion_control ||

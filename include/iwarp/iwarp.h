@@ -209,7 +209,8 @@ enum iwarp_progress_mode {
 
 /* Attributes of a context; iwarp_context_attr_init() fills the defaults,
  * then the environment (IWARP_PROGRESS, IWARP_CRC, IWARP_MPA_REV,
- * IWARP_MARKERS, IWARP_P2P, IWARP_FPDU_MAX, IWARP_CC) overrides them. */
+ * IWARP_MARKERS, IWARP_P2P, IWARP_FPDU_MAX, IWARP_CC,
+ * IWARP_MPA_REPLY_GRACE_MS) overrides them. */
 struct iwarp_context_attr {
 	int mpa_rev;                       /* 1 or 2 (RFC 6581 enhanced); default 2 */
 	enum iwarp_crc_policy crc;         /* default IWARP_CRC_OFF */
@@ -222,6 +223,11 @@ struct iwarp_context_attr {
 	uint32_t mpa_req_timeout_ms;       /* responder waits this long for the MPA Request (5000) */
 	uint32_t mpa_rep_timeout_ms;       /* initiator waits this long for the MPA Reply (10000) */
 	uint32_t max_private_data;         /* largest private data accepted (512) */
+	uint32_t mpa_reply_grace_ms;       /* initiator: pause between a good MPA Reply
+					    * and its first FPDU (10; 0..1000), so a
+					    * responder that switches its socket to
+					    * RDMA mode after sending the Reply (Linux
+					    * siw) is ready for it; 0 = none */
 };
 
 IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr);

@@ -1,0 +1,823 @@
+/*
+ * cm/cm_conn.c: the engine side of the connection manager: TCP listen and
+ * connect, the MPA Request/Reply exchange over an endpoint (cm_mpa.c does
+ * the protocol), deadlines, and the hand-over of the stream to the QP
+ * datapath (verbs/conn.h) once MPA is negotiated. Engine thread only.
+ *
+ * Events this file raises (see iwarp_cm_get_event(3)):
+ *   initiator: UNREACHABLE (TCP connect failed: status -errno),
+ *     REJECTED (R=1 Reply: IWARP_ERR_MPA_REJECTED + the peer's private
+ *     data), CONNECT_ERROR (negotiation error, stream lost: -ECONNRESET or
+ *     -errno, Reply deadline: -ETIMEDOUT), ESTABLISHED (QP in RTS, the
+ *     Reply's private data, negotiated IRD/ORD);
+ *   responder: CONNECT_REQUEST (new child id, the Request's private data,
+ *     responder_resources = the IRD the peer needs = min(peer ORD, 128),
+ *     initiator_depth = the ORD it allows = min(peer IRD, 128)),
+ *     ESTABLISHED (after the accepting Reply was sent; in RFC 6581 P2P mode
+ *     after the initiator's RTR FPDU arrived), CONNECT_ERROR (the stream
+ *     failed during accept, or the RTR did not come in time);
+ *   both: DISCONNECTED (the datapath ended: status 0 for an orderly close,
+ *     else the error), then TIMEWAIT_EXIT once the stream is released.
+ * A hidden child (Request not yet complete) raises nothing: a silent peer,
+ * a peer closing mid-Request or a bad Request just frees it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "cm/cm_int.h"
+#include "io/ep.h"
+#include "io/net.h"
+#include "util/mem.h"
+#include "verbs/conn.h"
+#include "verbs/verbs.h"
+
+static const struct ep_ops cm_ep_ops;
+
+uint64_t cm_now_ms(void)
+{
+	return engine_now_ns() / 1000000u;
+}
+
+static socklen_t cm_addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					 : sizeof(struct sockaddr_in);
+}
+
+static void cm_timer_cb(void *arg);
+static void cm_reap_cb(void *arg);
+
+/* Arms the id's timer |ms| from now. */
+static void cm_timer_arm(struct cm_id *id, uint64_t ms)
+{
+	engine_timer_start(id->eng, &id->timer, ms, cm_timer_cb, id);
+}
+
+/* Arms the timer at the MPA deadline (none: disarm). */
+static void cm_timer_deadline(struct cm_id *id)
+{
+	uint64_t dl = cm_mpa_deadline(id->mpa), now = cm_now_ms();
+
+	if (!dl) {
+		engine_timer_cancel(id->eng, &id->timer);
+		return;
+	}
+	cm_timer_arm(id, dl > now ? dl - now : 0);
+}
+
+/* Releases the CM's endpoint (RST unless our FIN went out). */
+static void cm_ep_release(struct cm_id *id)
+{
+	if (id->ep) {
+		ep_close(id->ep);
+		id->ep = NULL;
+	}
+}
+
+static void cm_mpa_free(struct cm_id *id)
+{
+	iw_free(id->mpa);
+	id->mpa = NULL;
+}
+
+/* Unlinks a hidden child from its listener's pending list. */
+static void cm_pending_del(struct cm_id *c)
+{
+	struct cm_id *l = c->parent;
+
+	if (!l)
+		return;
+	if (c->p_prev)
+		c->p_prev->p_next = c->p_next;
+	else if (l->pending == c)
+		l->pending = c->p_next;
+	if (c->p_next)
+		c->p_next->p_prev = c->p_prev;
+	c->p_prev = c->p_next = NULL;
+	c->parent = NULL;
+}
+
+void cm_conn_teardown(struct cm_id *id)
+{
+	engine_timer_cancel(id->eng, &id->timer);
+	engine_timer_cancel(id->eng, &id->reap);
+	if (id->lst) {
+		engine_listener_close(id->lst);
+		id->lst = NULL;
+	}
+	while (id->pending)
+		cm_conn_free_child(id->pending);
+	if (id->creq) {
+		engine_connect_cancel(id->creq);
+		id->creq = NULL;
+	}
+	cm_ep_release(id);
+	if (id->conn) {
+		qp_conn_destroy(id->conn);
+		id->conn = NULL;
+	}
+	cm_mpa_free(id);
+	cm_pending_del(id);
+	id->state = CM_S_DEAD;
+}
+
+void cm_conn_free_child(struct cm_id *child)
+{
+	cm_conn_teardown(child);
+	iw_free(child);
+}
+
+/* The connection attempt is over without a datapath: drop everything. */
+static void cm_abort(struct cm_id *id)
+{
+	engine_timer_cancel(id->eng, &id->timer);
+	cm_ep_release(id);
+	cm_mpa_free(id);
+	if (id->parent) {
+		cm_conn_free_child(id); /* hidden: nobody knows it */
+		return;
+	}
+	id->state = CM_S_CLOSED;
+}
+
+/*
+ * Orderly close after a Reject (sent or received) or a negotiation error:
+ * FIN after what is queued (the R=1 Reply), then wait for the peer's FIN
+ * (input discarded) at most CM_LINGER_MS.
+ */
+static void cm_close_orderly(struct cm_id *id)
+{
+	id->state = CM_S_CLOSING;
+	ep_shutdown(id->ep);
+	ep_kick_tx(id->ep);
+	ep_kick_rx(id->ep);
+	cm_timer_arm(id, CM_LINGER_MS);
+}
+
+/* ---- hand-over to the datapath ---- */
+
+static void cm_dp_on_close(void *arg, int err,
+			   const struct iwarp_term_cause *cause)
+{
+	struct cm_id *id = arg;
+
+	(void)cause; /* the QP's async event and qp->term carry it */
+	id->conn_closed = true;
+	if (id->state == CM_S_ESTABLISHED) {
+		cm_event_push(id, NULL, IWARP_CM_EVENT_DISCONNECTED, err, NULL,
+			      0, 0, 0);
+		id->disconnected = true;
+	}
+	/* qp_conn_destroy may not run inside this callback */
+	engine_timer_start(id->eng, &id->reap, 0, cm_reap_cb, id);
+}
+
+static void cm_reap_cb(void *arg)
+{
+	struct cm_id *id = arg;
+
+	if (id->conn) {
+		qp_conn_destroy(id->conn);
+		id->conn = NULL;
+	}
+	if (id->state == CM_S_ESTABLISHED) {
+		id->state = CM_S_CLOSED;
+		cm_event_push(id, NULL, IWARP_CM_EVENT_TIMEWAIT_EXIT, 0, NULL,
+			      0, 0, 0);
+	}
+}
+
+/*
+ * Creates the QP datapath with the negotiated result and gives it the
+ * endpoint plus the octets received past the peer's MPA frame (RFC 5044
+ * §7.1: they are the first FPDU). The QP moves to RTS; ESTABLISHED follows.
+ * Only while the endpoint has no I/O outstanding (io/ep.h ep_set_owner).
+ */
+static void cm_handoff(struct cm_id *id)
+{
+	struct cm_mpa *m = id->mpa;
+	bool initiator = m->role == CM_MPA_INITIATOR;
+	const uint8_t *carry, *pd = NULL;
+	size_t clen, pdlen = 0;
+	struct qp_conn *conn;
+	int err;
+
+	if (!ep_idle(id->ep)) {
+		/* a send or receive still in flight: retry shortly */
+		cm_timer_arm(id, 1);
+		return;
+	}
+	if (!id->pub.qp) {
+		err = -EINVAL;
+		goto fail;
+	}
+	conn = qp_conn_create(qp_from_pub(id->pub.qp), &m->res, initiator,
+			      cm_ctx_fpdu_max(id->pub.verbs), cm_dp_on_close,
+			      id);
+	if (!conn) {
+		err = errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	carry = cm_mpa_carry(m, &clen);
+	err = qp_conn_attach_ep(conn, id->ep, carry, clen);
+	if (err) {
+		qp_conn_destroy(conn);
+		goto fail;
+	}
+	engine_timer_cancel(id->eng, &id->timer);
+	id->ep = NULL; /* the datapath owns it now */
+	id->conn = conn;
+	id->state = CM_S_ESTABLISHED;
+	if (initiator)
+		pd = cm_mpa_peer_pdata(m, &pdlen);
+	cm_event_push(id, NULL, IWARP_CM_EVENT_ESTABLISHED, 0, pd, pdlen,
+		      (uint8_t)(m->res.ird > 255 ? 255 : m->res.ird),
+		      (uint8_t)(m->res.ord > 255 ? 255 : m->res.ord));
+	cm_mpa_free(id);
+	return;
+
+fail:
+	cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR, err, NULL, 0, 0,
+		      0);
+	cm_abort(id);
+}
+
+/*
+ * Responder in RFC 6581 P2P mode: true once the carry holds the whole
+ * first FPDU (the initiator's RTR, RFC 6581 §7): ULPDU_Length (2) + ULPDU
+ * + pad to 4 + CRC (4) (RFC 5044 §4), after the 4-octet marker that starts
+ * the stream when the peer inserts markers toward us (RFC 5044 §5.1).
+ * An FPDU longer than the receive room counts as complete (the datapath
+ * judges it).
+ */
+static bool cm_rtr_complete(const struct cm_mpa *m)
+{
+	size_t clen, off = m->res.markers_rx ? 4 : 0, need;
+	const uint8_t *c = cm_mpa_carry(m, &clen);
+	uint16_t ulpdu;
+
+	if (clen < off + 2)
+		return false;
+	ulpdu = (uint16_t)((uint16_t)c[off] << 8 | c[off + 1]);
+	need = off + 2 + ulpdu;
+	need = (need + 3) & ~(size_t)3;
+	need += 4;
+	return clen >= need || m->rx_len >= sizeof(m->rx);
+}
+
+/* ---- endpoint callbacks during the MPA exchange ---- */
+
+static int cm_rx_iov(void *owner, struct iovec *iov, int cap)
+{
+	struct cm_id *id = owner;
+	uint8_t *buf;
+	size_t room;
+
+	(void)cap;
+	switch (id->state) {
+	case CM_S_MPA_REQ_SENT:
+	case CM_S_MPA_WAIT_REQ:
+	case CM_S_RTR_WAIT:
+		room = cm_mpa_rx_space(id->mpa, &buf);
+		if (!room)
+			return 0;
+		iov[0].iov_base = buf;
+		iov[0].iov_len = room;
+		return 1;
+	case CM_S_CLOSING:
+		iov[0].iov_base = id->discard;
+		iov[0].iov_len = sizeof(id->discard);
+		return 1;
+	case CM_S_IDLE:
+	case CM_S_BOUND:
+	case CM_S_ADDR_RESOLVED:
+	case CM_S_ROUTE_RESOLVED:
+	case CM_S_LISTEN:
+	case CM_S_CONNECTING:
+	case CM_S_GRACE:
+	case CM_S_CONN_REQ:
+	case CM_S_ACCEPTING:
+	case CM_S_ESTABLISHED:
+	case CM_S_CLOSED:
+	case CM_S_DEAD:
+	default:
+		return 0; /* paused: the bytes wait in the socket */
+	}
+}
+
+/* Initiator: the Reply arrived (or failed). */
+static void cm_initiator_rx(struct cm_id *id, int rc)
+{
+	const uint8_t *pd;
+	size_t len;
+
+	if (rc == CM_MPA_NEED_MORE)
+		return;
+	if (rc == CM_MPA_DONE) {
+		/*
+		 * The siw race (siw-peer/README.md, "Race right after the MPA
+		 * Reply"): siw sends its Reply before it moves the socket to
+		 * its RDMA receive path, and an FPDU arriving in that window
+		 * (seen once under emulation, ~6 ms) stayed unread until more
+		 * data came; a ULP that sends one message and waits (rping)
+		 * then stalls. RFC 5044 §7.1 lets the initiator send its first
+		 * FPDU at any time after the Reply, so we wait |grace_ms|
+		 * before handing the stream to the datapath: the first FPDU
+		 * (or the RFC 6581 RTR) goes out after that, and ESTABLISHED
+		 * (hence the ULP's first post) comes with it. Nothing is sent
+		 * that the RFCs do not ask for. mpa_reply_grace_ms = 0
+		 * turns it off.
+		 */
+		id->state = CM_S_GRACE;
+		cm_timer_arm(id, (uint64_t)id->grace_ms);
+		return;
+	}
+	if (rc == IWARP_ERR_MPA_REJECTED) {
+		engine_timer_cancel(id->eng, &id->timer);
+		pd = cm_mpa_peer_pdata(id->mpa, &len);
+		cm_event_push(id, NULL, IWARP_CM_EVENT_REJECTED, rc, pd, len, 0,
+			      0);
+		cm_close_orderly(id);
+		return;
+	}
+	/* RFC 5044 §7.1 / RFC 6581: a Reply we cannot use ends the stream */
+	cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR, rc, NULL, 0, 0,
+		      0);
+	cm_close_orderly(id);
+}
+
+/* Makes a hidden child visible: CONNECT_REQUEST to the listener's channel. */
+static void cm_publish_child(struct cm_id *c)
+{
+	struct cm_id *l = c->parent;
+	const struct cm_mpa *m = c->mpa;
+	const uint8_t *pd;
+	size_t len;
+
+	pd = cm_mpa_peer_pdata(m, &len);
+	/*
+	 * rdma_cm's iWARP mapping: responder_resources is the IRD the peer's
+	 * ORD needs, initiator_depth the ORD its IRD allows (RFC 6581 §5),
+	 * both capped at our limit; passing them to accept (or accept NULL)
+	 * answers with exactly those. The application cannot act on the
+	 * event before this callback returned (its calls run on this
+	 * thread), so the child is completed below.
+	 */
+	if (cm_event_push(c, l, IWARP_CM_EVENT_CONNECT_REQUEST, 0, pd, len,
+			  (uint8_t)m->res.ird, (uint8_t)m->res.ord)) {
+		cm_abort(c); /* no memory for the event: still hidden */
+		return;
+	}
+	cm_pending_del(c);
+	c->state = CM_S_CONN_REQ;
+	if (l->default_ctx) {
+		cm_ctx_ref_default();
+		c->default_ctx = true;
+	}
+	cm_channel_add_id(c);
+}
+
+/* Responder: the Request arrived (or failed). */
+static void cm_responder_rx(struct cm_id *id, int rc)
+{
+	const uint8_t *p;
+
+	if (rc == CM_MPA_NEED_MORE)
+		return;
+	engine_timer_cancel(id->eng, &id->timer);
+	if (rc == CM_MPA_DONE) {
+		cm_publish_child(id);
+		return;
+	}
+	if (cm_mpa_tx_peek(id->mpa, &p)) {
+		/* refused with an R=1 Reply (RFC 5044 §7.1, RFC 6581 §9) */
+		cm_close_orderly(id);
+		return;
+	}
+	cm_abort(id); /* not MPA (bad key, rev): close, no Reply */
+}
+
+static void cm_rx_done(void *owner, size_t n)
+{
+	struct cm_id *id = owner;
+
+	switch (id->state) {
+	case CM_S_MPA_REQ_SENT:
+		cm_initiator_rx(id, cm_mpa_rx_done(id->mpa, n));
+		break;
+	case CM_S_MPA_WAIT_REQ:
+		cm_responder_rx(id, cm_mpa_rx_done(id->mpa, n));
+		break;
+	case CM_S_RTR_WAIT:
+		cm_mpa_rx_done(id->mpa, n);
+		if (cm_rtr_complete(id->mpa))
+			cm_handoff(id);
+		break;
+	case CM_S_IDLE:
+	case CM_S_BOUND:
+	case CM_S_ADDR_RESOLVED:
+	case CM_S_ROUTE_RESOLVED:
+	case CM_S_LISTEN:
+	case CM_S_CONNECTING:
+	case CM_S_GRACE:
+	case CM_S_CONN_REQ:
+	case CM_S_ACCEPTING:
+	case CM_S_ESTABLISHED:
+	case CM_S_CLOSING:
+	case CM_S_CLOSED:
+	case CM_S_DEAD:
+	default:
+		break; /* CLOSING: discarded */
+	}
+}
+
+static int cm_tx_iov(void *owner, struct iovec *iov, int cap)
+{
+	struct cm_id *id = owner;
+	const uint8_t *buf;
+	size_t len;
+
+	(void)cap;
+	if (!id->mpa)
+		return 0;
+	len = cm_mpa_tx_peek(id->mpa, &buf);
+	if (!len)
+		return 0;
+	iov[0].iov_base = (void *)(uintptr_t)buf;
+	iov[0].iov_len = len;
+	return 1;
+}
+
+static void cm_tx_done(void *owner, size_t n)
+{
+	struct cm_id *id = owner;
+	const uint8_t *p;
+
+	if (!id->mpa)
+		return;
+	cm_mpa_tx_done(id->mpa, n);
+	if (id->state != CM_S_ACCEPTING || cm_mpa_tx_peek(id->mpa, &p))
+		return;
+	/* the accepting Reply is out */
+	if (id->mpa->res.p2p) {
+		/* RFC 6581 §7: ESTABLISHED once the initiator's RTR is in */
+		id->state = CM_S_RTR_WAIT;
+		id->mpa->deadline_ms =
+			cm_now_ms() + id->pub.verbs->attr.mpa_rep_timeout_ms;
+		cm_timer_deadline(id);
+		if (cm_rtr_complete(id->mpa))
+			cm_handoff(id);
+		else
+			ep_kick_rx(id->ep);
+		return;
+	}
+	cm_handoff(id);
+}
+
+static void cm_closed(void *owner, int err)
+{
+	struct cm_id *id = owner;
+
+	switch (id->state) {
+	case CM_S_MPA_REQ_SENT:
+	case CM_S_GRACE:
+	case CM_S_ACCEPTING:
+	case CM_S_RTR_WAIT:
+		cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR,
+			      err ? err : -ECONNRESET, NULL, 0, 0, 0);
+		cm_abort(id);
+		break;
+	case CM_S_MPA_WAIT_REQ:
+	case CM_S_CLOSING:
+		cm_abort(id); /* hidden child freed; else CLOSED */
+		break;
+	case CM_S_CONN_REQ:
+		/* the application still has to answer; accept will fail */
+		engine_timer_cancel(id->eng, &id->timer);
+		cm_ep_release(id);
+		id->state = CM_S_CLOSED;
+		break;
+	case CM_S_IDLE:
+	case CM_S_BOUND:
+	case CM_S_ADDR_RESOLVED:
+	case CM_S_ROUTE_RESOLVED:
+	case CM_S_LISTEN:
+	case CM_S_CONNECTING:
+	case CM_S_ESTABLISHED:
+	case CM_S_CLOSED:
+	case CM_S_DEAD:
+	default:
+		cm_ep_release(id);
+		break;
+	}
+}
+
+static const struct ep_ops cm_ep_ops = {
+	.rx_iov = cm_rx_iov,
+	.rx_done = cm_rx_done,
+	.tx_iov = cm_tx_iov,
+	.tx_done = cm_tx_done,
+	.closed = cm_closed,
+};
+
+static void cm_timer_cb(void *arg)
+{
+	struct cm_id *id = arg;
+	int rc;
+
+	switch (id->state) {
+	case CM_S_MPA_REQ_SENT:
+	case CM_S_MPA_WAIT_REQ:
+		rc = cm_mpa_timeout(id->mpa, cm_now_ms());
+		if (!rc) {
+			cm_timer_deadline(id); /* early: wait on */
+			return;
+		}
+		if (id->state == CM_S_MPA_REQ_SENT)
+			cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR,
+				      rc, NULL, 0, 0, 0);
+		cm_abort(id); /* RST: the peer broke the exchange */
+		break;
+	case CM_S_GRACE:
+		cm_handoff(id);
+		break;
+	case CM_S_RTR_WAIT:
+		if (cm_now_ms() < id->mpa->deadline_ms) {
+			cm_timer_deadline(id);
+			return;
+		}
+		cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR,
+			      -ETIMEDOUT, NULL, 0, 0, 0);
+		cm_abort(id);
+		break;
+	case CM_S_CLOSING:
+		cm_abort(id); /* the peer never sent its FIN */
+		break;
+	case CM_S_IDLE:
+	case CM_S_BOUND:
+	case CM_S_ADDR_RESOLVED:
+	case CM_S_ROUTE_RESOLVED:
+	case CM_S_LISTEN:
+	case CM_S_CONNECTING:
+	case CM_S_CONN_REQ:
+	case CM_S_ACCEPTING:
+	case CM_S_ESTABLISHED:
+	case CM_S_CLOSED:
+	case CM_S_DEAD:
+	default:
+		break;
+	}
+}
+
+/* ---- listening side ---- */
+
+static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
+			 socklen_t peer_len)
+{
+	struct cm_id *l = arg, *c;
+	struct mpa_neg_params p;
+	socklen_t len;
+
+	if (fd < 0 || l->state != CM_S_LISTEN)
+		return; /* accepting ended; the listener stays until destroyed
+			 */
+	c = iw_calloc(1, sizeof(*c));
+	if (!c)
+		goto err_fd;
+	c->mpa = iw_malloc(sizeof(*c->mpa));
+	if (!c->mpa)
+		goto err_free;
+	c->pub.verbs = l->pub.verbs;
+	c->pub.channel = l->pub.channel;
+	c->pub.context = l->pub.context;
+	c->pub.ps = l->pub.ps;
+	c->ch = l->ch;
+	c->eng = l->eng;
+	c->grace_ms = l->grace_ms;
+	engine_timer_init(&c->timer);
+	engine_timer_init(&c->reap);
+	if (peer && peer_len <= sizeof(c->pub.dst_addr))
+		memcpy(&c->pub.dst_addr, peer, peer_len);
+	len = sizeof(c->pub.src_addr);
+	getsockname(fd, (struct sockaddr *)&c->pub.src_addr, &len);
+
+	cm_ctx_mpa_params(c->pub.verbs, &p);
+	/* RFC 6581 §9.2: as responder accept every RTR type we can receive */
+	p.p2p = false;
+	p.rtr_mask = MPA_RTR_ALL;
+	cm_mpa_init(c->mpa, CM_MPA_RESPONDER, &p, cm_now_ms(),
+		    c->pub.verbs->attr.mpa_req_timeout_ms);
+	c->state = CM_S_MPA_WAIT_REQ;
+	c->ep = ep_create_fd(c->eng, fd, &cm_ep_ops, c);
+	if (!c->ep)
+		goto err_mpa; /* fd closed by ep_create_fd */
+	c->parent = l;
+	c->p_next = l->pending;
+	if (l->pending)
+		l->pending->p_prev = c;
+	l->pending = c;
+	cm_timer_deadline(c);
+	return;
+
+err_mpa:
+	iw_free(c->mpa);
+	iw_free(c);
+	return;
+err_free:
+	iw_free(c);
+err_fd:
+	close(fd);
+}
+
+int cm_conn_listen(struct cm_id *id, int backlog)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int err;
+
+	err = engine_listen(id->eng, (struct sockaddr *)&id->pub.src_addr,
+			    cm_addr_len(&id->pub.src_addr), backlog,
+			    cm_on_accept, id, &id->lst);
+	if (err)
+		return err;
+	if (engine_listener_addr(id->lst, &ss, &len) == 0)
+		memcpy(&id->pub.src_addr, &ss, len);
+	id->state = CM_S_LISTEN;
+	return 0;
+}
+
+/* ---- active side ---- */
+
+static void cm_on_connected(void *arg, int fd)
+{
+	struct cm_id *id = arg;
+	socklen_t len;
+
+	id->creq = NULL;
+	if (fd < 0) {
+		cm_event_push(id, NULL, IWARP_CM_EVENT_UNREACHABLE, fd, NULL, 0,
+			      0, 0);
+		cm_mpa_free(id);
+		id->state = CM_S_CLOSED;
+		return;
+	}
+	len = sizeof(id->pub.src_addr);
+	getsockname(fd, (struct sockaddr *)&id->pub.src_addr, &len);
+	id->ep = ep_create_fd(id->eng, fd, &cm_ep_ops, id);
+	if (!id->ep) {
+		cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR, -ENOMEM,
+			      NULL, 0, 0, 0);
+		cm_mpa_free(id);
+		id->state = CM_S_CLOSED;
+		return;
+	}
+	/* RFC 5044 §7.1: the Reply deadline runs from the Request on */
+	id->mpa->deadline_ms =
+		cm_now_ms() + id->pub.verbs->attr.mpa_rep_timeout_ms;
+	id->state = CM_S_MPA_REQ_SENT;
+	cm_timer_deadline(id);
+}
+
+int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
+{
+	const struct iwarp_context_attr *a = &id->pub.verbs->attr;
+	struct mpa_neg_params p;
+	const struct sockaddr *src = NULL;
+	socklen_t slen = 0;
+	int err;
+
+	switch (id->state) {
+	case CM_S_ADDR_RESOLVED:
+	case CM_S_ROUTE_RESOLVED:
+		break;
+	case CM_S_IDLE:
+	case CM_S_BOUND:
+	case CM_S_LISTEN:
+	case CM_S_CONNECTING:
+	case CM_S_MPA_REQ_SENT:
+	case CM_S_GRACE:
+	case CM_S_MPA_WAIT_REQ:
+	case CM_S_CONN_REQ:
+	case CM_S_ACCEPTING:
+	case CM_S_RTR_WAIT:
+	case CM_S_ESTABLISHED:
+	case CM_S_CLOSING:
+	case CM_S_CLOSED:
+	case CM_S_DEAD:
+	default:
+		return -EINVAL;
+	}
+	cm_ctx_mpa_params(id->pub.verbs, &p);
+	p.ird = id->conn_ird > MPA_NEG_IRD_ORD_MAX ? MPA_NEG_IRD_ORD_MAX
+						   : id->conn_ird;
+	p.ord = id->conn_ord > MPA_NEG_IRD_ORD_MAX ? MPA_NEG_IRD_ORD_MAX
+						   : id->conn_ord;
+	id->mpa = iw_malloc(sizeof(*id->mpa));
+	if (!id->mpa)
+		return -ENOMEM;
+	err = cm_mpa_init(id->mpa, CM_MPA_INITIATOR, &p, cm_now_ms(), 0);
+	if (!err)
+		err = cm_mpa_start(id->mpa, pd, len, cm_now_ms(),
+				   a->mpa_rep_timeout_ms);
+	if (err)
+		goto err_mpa;
+	if (id->src_bound) {
+		src = (const struct sockaddr *)&id->pub.src_addr;
+		slen = cm_addr_len(&id->pub.src_addr);
+	}
+	id->state = CM_S_CONNECTING;
+	err = engine_connect(id->eng, (struct sockaddr *)&id->pub.dst_addr,
+			     cm_addr_len(&id->pub.dst_addr), src, slen,
+			     a->mpa_rep_timeout_ms, cm_on_connected, id,
+			     &id->creq);
+	if (err) {
+		id->state = CM_S_ROUTE_RESOLVED;
+		goto err_mpa;
+	}
+	return 0;
+
+err_mpa:
+	cm_mpa_free(id);
+	return err;
+}
+
+/* ---- responder decisions ---- */
+
+int cm_conn_accept(struct cm_id *id, const uint8_t *pd, size_t len, int ird,
+		   int ord)
+{
+	int err;
+
+	if (id->state == CM_S_CLOSED)
+		return -ECONNRESET;
+	if (id->state != CM_S_CONN_REQ || !id->ep)
+		return -EINVAL;
+	err = cm_mpa_accept(id->mpa, pd, len, ird, ord);
+	if (err)
+		return err;
+	id->state = CM_S_ACCEPTING;
+	ep_kick_tx(id->ep);
+	return 0;
+}
+
+int cm_conn_reject(struct cm_id *id, const uint8_t *pd, size_t len)
+{
+	int err;
+
+	if (id->state == CM_S_CLOSED)
+		return 0; /* the peer is gone already */
+	if (id->state != CM_S_CONN_REQ || !id->ep)
+		return -EINVAL;
+	err = cm_mpa_reject(id->mpa, pd, len);
+	if (err)
+		return err;
+	cm_close_orderly(id);
+	return 0;
+}
+
+int cm_conn_disconnect(struct cm_id *id)
+{
+	switch (id->state) {
+	case CM_S_ESTABLISHED:
+		/*
+		 * The caller moves the QP to ERR (as librdmacm does); the
+		 * datapath then ends the connection: orderly FIN after what
+		 * was already offered, WRs flushed, on_close(0) raises
+		 * DISCONNECTED. The peer's datapath sees our FIN, answers
+		 * with its own and raises its DISCONNECTED.
+		 */
+		return id->conn && !id->conn_closed ? 1 : 0;
+	case CM_S_CONNECTING:
+	case CM_S_MPA_REQ_SENT:
+	case CM_S_GRACE:
+	case CM_S_ACCEPTING:
+	case CM_S_RTR_WAIT:
+		/* abandon the attempt; the peer sees the stream reset */
+		if (id->creq) {
+			engine_connect_cancel(id->creq);
+			id->creq = NULL;
+		}
+		cm_abort(id);
+		return 0;
+	case CM_S_CLOSING:
+	case CM_S_CLOSED:
+		return 0;
+	case CM_S_IDLE:
+	case CM_S_BOUND:
+	case CM_S_ADDR_RESOLVED:
+	case CM_S_ROUTE_RESOLVED:
+	case CM_S_LISTEN:
+	case CM_S_MPA_WAIT_REQ:
+	case CM_S_CONN_REQ:
+	case CM_S_DEAD:
+	default:
+		return -EINVAL;
+	}
+}

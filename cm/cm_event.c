@@ -1,0 +1,330 @@
+/*
+ * cm/cm_event.c: event channels and CM events (librdmacm semantics).
+ *
+ * The channel's fd is an eventfd whose counter is non-zero exactly while
+ * events are queued, so poll/epoll on it works and a blocking
+ * iwarp_cm_get_event() sleeps in poll(). Each delivered event counts
+ * against its owner id until acked; iwarp_cm_destroy_id() waits for that
+ * (as rdma_destroy_id does). A CONNECT_REQUEST counts against the listener.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "cm/cm_int.h"
+#include "util/mem.h"
+#include "verbs/verbs.h"
+
+/* Contexts in INLINE progress mode one get_event call drives at most. */
+#define CM_INLINE_MAX 8
+
+static void efd_set(int fd, bool on)
+{
+	uint64_t v = 1;
+	ssize_t r;
+
+	do {
+		r = on ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
+	} while (r < 0 && errno == EINTR);
+}
+
+IWARP_EXPORT const char *iwarp_cm_event_str(enum iwarp_cm_event_type event)
+{
+	switch (event) {
+	case IWARP_CM_EVENT_ADDR_RESOLVED:
+		return "IWARP_CM_EVENT_ADDR_RESOLVED";
+	case IWARP_CM_EVENT_ADDR_ERROR:
+		return "IWARP_CM_EVENT_ADDR_ERROR";
+	case IWARP_CM_EVENT_ROUTE_RESOLVED:
+		return "IWARP_CM_EVENT_ROUTE_RESOLVED";
+	case IWARP_CM_EVENT_ROUTE_ERROR:
+		return "IWARP_CM_EVENT_ROUTE_ERROR";
+	case IWARP_CM_EVENT_CONNECT_REQUEST:
+		return "IWARP_CM_EVENT_CONNECT_REQUEST";
+	case IWARP_CM_EVENT_CONNECT_RESPONSE:
+		return "IWARP_CM_EVENT_CONNECT_RESPONSE";
+	case IWARP_CM_EVENT_CONNECT_ERROR:
+		return "IWARP_CM_EVENT_CONNECT_ERROR";
+	case IWARP_CM_EVENT_UNREACHABLE:
+		return "IWARP_CM_EVENT_UNREACHABLE";
+	case IWARP_CM_EVENT_REJECTED:
+		return "IWARP_CM_EVENT_REJECTED";
+	case IWARP_CM_EVENT_ESTABLISHED:
+		return "IWARP_CM_EVENT_ESTABLISHED";
+	case IWARP_CM_EVENT_DISCONNECTED:
+		return "IWARP_CM_EVENT_DISCONNECTED";
+	case IWARP_CM_EVENT_DEVICE_REMOVAL:
+		return "IWARP_CM_EVENT_DEVICE_REMOVAL";
+	case IWARP_CM_EVENT_TIMEWAIT_EXIT:
+		return "IWARP_CM_EVENT_TIMEWAIT_EXIT";
+	default:
+		return "IWARP_CM_EVENT_UNKNOWN";
+	}
+}
+
+IWARP_EXPORT struct iwarp_event_channel *iwarp_cm_create_event_channel(void)
+{
+	struct cm_channel *ch = iw_calloc(1, sizeof(*ch));
+	int err;
+
+	if (!ch)
+		return NULL;
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->pub.fd < 0) {
+		err = errno;
+		goto err_free;
+	}
+	err = pthread_mutex_init(&ch->lock, NULL);
+	if (err)
+		goto err_fd;
+	err = pthread_cond_init(&ch->acked, NULL);
+	if (err)
+		goto err_lock;
+	return &ch->pub;
+
+err_lock:
+	pthread_mutex_destroy(&ch->lock);
+err_fd:
+	close(ch->pub.fd);
+err_free:
+	iw_free(ch);
+	errno = err;
+	return NULL;
+}
+
+IWARP_EXPORT void
+iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel)
+{
+	struct cm_channel *ch;
+	struct cm_event *ev, *next;
+
+	if (!channel)
+		return;
+	ch = cm_channel_from_pub(channel);
+	/* librdmacm: every id must be destroyed first; events left are freed */
+	for (ev = ch->head; ev; ev = next) {
+		next = ev->next;
+		iw_free(ev);
+	}
+	pthread_cond_destroy(&ch->acked);
+	pthread_mutex_destroy(&ch->lock);
+	close(ch->pub.fd);
+	iw_free(ch);
+}
+
+int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
+		  enum iwarp_cm_event_type type, int status, const uint8_t *pd,
+		  size_t len, uint8_t rr, uint8_t id_depth)
+{
+	struct cm_channel *ch = id->ch;
+	struct cm_event *ev;
+
+	if (id->state == CM_S_DEAD)
+		return 0;
+	ev = iw_calloc(1, sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	ev->pub.id = &id->pub;
+	ev->pub.listen_id = listen_id ? &listen_id->pub : NULL;
+	ev->pub.event = type;
+	ev->pub.status = status;
+	ev->owner = listen_id ? listen_id : id;
+	if (len > CM_EVENT_PD_MAX)
+		len = CM_EVENT_PD_MAX;
+	if (len)
+		memcpy(ev->pdata, pd, len);
+	ev->pub.param.conn.private_data = len ? ev->pdata : NULL;
+	ev->pub.param.conn.private_data_len = (uint8_t)len;
+	ev->pub.param.conn.responder_resources = rr;
+	ev->pub.param.conn.initiator_depth = id_depth;
+
+	pthread_mutex_lock(&ch->lock);
+	if (ch->tail)
+		ch->tail->next = ev;
+	else
+		ch->head = ev;
+	ch->tail = ev;
+	if (ch->head == ev)
+		efd_set(ch->pub.fd, true);
+	pthread_mutex_unlock(&ch->lock);
+	return 0;
+}
+
+void cm_channel_add_id(struct cm_id *id)
+{
+	struct cm_channel *ch = id->ch;
+
+	pthread_mutex_lock(&ch->lock);
+	id->ch_prev = NULL;
+	id->ch_next = ch->ids;
+	if (ch->ids)
+		ch->ids->ch_prev = id;
+	ch->ids = id;
+	pthread_mutex_unlock(&ch->lock);
+}
+
+void cm_channel_del_id(struct cm_id *id)
+{
+	struct cm_channel *ch = id->ch;
+
+	pthread_mutex_lock(&ch->lock);
+	if (id->ch_prev)
+		id->ch_prev->ch_next = id->ch_next;
+	else if (ch->ids == id)
+		ch->ids = id->ch_next;
+	if (id->ch_next)
+		id->ch_next->ch_prev = id->ch_prev;
+	id->ch_prev = id->ch_next = NULL;
+	pthread_mutex_unlock(&ch->lock);
+}
+
+void cm_channel_purge(struct cm_id *id, struct cm_id **children)
+{
+	struct cm_channel *ch = id->ch;
+	struct cm_event **pp, *ev, *dead = NULL;
+	bool was_full;
+
+	*children = NULL;
+	pthread_mutex_lock(&ch->lock);
+	was_full = ch->head != NULL;
+	pp = &ch->head;
+	ch->tail = NULL;
+	while ((ev = *pp)) {
+		if (ev->owner != id && ev->pub.id != &id->pub) {
+			ch->tail = ev;
+			pp = &ev->next;
+			continue;
+		}
+		*pp = ev->next;
+		if (ev->pub.event == IWARP_CM_EVENT_CONNECT_REQUEST &&
+		    ev->owner == id && ev->pub.id != &id->pub) {
+			/* the child was never delivered: the caller frees it */
+			struct cm_id *c = cm_id_from_pub(ev->pub.id);
+
+			c->p_next = *children;
+			*children = c;
+		}
+		ev->next = dead;
+		dead = ev;
+	}
+	if (was_full && !ch->head)
+		efd_set(ch->pub.fd, false);
+	pthread_mutex_unlock(&ch->lock);
+	while (dead) {
+		ev = dead->next;
+		iw_free(dead);
+		dead = ev;
+	}
+}
+
+void cm_channel_wait_acked(struct cm_id *id)
+{
+	struct cm_channel *ch = id->ch;
+
+	pthread_mutex_lock(&ch->lock);
+	while (id->events_out)
+		pthread_cond_wait(&ch->acked, &ch->lock);
+	pthread_mutex_unlock(&ch->lock);
+}
+
+/* Collects the INLINE-mode contexts of |ch|'s ids (ch->lock held). */
+static int channel_inline_ctxs(struct cm_channel *ch,
+			       struct iwarp_context **out)
+{
+	struct cm_id *id;
+	int n = 0, i;
+
+	for (id = ch->ids; id && n < CM_INLINE_MAX; id = id->ch_next) {
+		struct iwarp_context *ctx = id->pub.verbs;
+
+		if (!ctx || ctx->attr.progress != IWARP_PROGRESS_INLINE)
+			continue;
+		for (i = 0; i < n && out[i] != ctx; i++)
+			;
+		if (i == n)
+			out[n++] = ctx;
+	}
+	return n;
+}
+
+static bool channel_has_event(struct cm_channel *ch)
+{
+	bool any;
+
+	pthread_mutex_lock(&ch->lock);
+	any = ch->head != NULL;
+	pthread_mutex_unlock(&ch->lock);
+	return any;
+}
+
+IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
+				    struct iwarp_cm_event **event)
+{
+	struct iwarp_context *inl[CM_INLINE_MAX];
+	struct cm_channel *ch;
+	struct cm_event *ev;
+	struct pollfd pfd;
+	int fl, n, i, r;
+
+	if (!channel || !event)
+		return -EINVAL;
+	ch = cm_channel_from_pub(channel);
+	for (;;) {
+		pthread_mutex_lock(&ch->lock);
+		ev = ch->head;
+		if (ev) {
+			ch->head = ev->next;
+			if (!ch->head) {
+				ch->tail = NULL;
+				efd_set(ch->pub.fd, false);
+			}
+			ev->next = NULL;
+			ev->owner->events_out++;
+			pthread_mutex_unlock(&ch->lock);
+			*event = &ev->pub;
+			return 0;
+		}
+		n = channel_inline_ctxs(ch, inl);
+		pthread_mutex_unlock(&ch->lock);
+
+		/* INLINE progress: nobody else runs those engines */
+		for (i = 0; i < n; i++)
+			iwarp_progress(inl[i]);
+		fl = fcntl(ch->pub.fd, F_GETFL);
+		if (fl < 0)
+			return -errno;
+		if (fl & O_NONBLOCK) {
+			if (n && channel_has_event(ch))
+				continue;
+			return -EAGAIN;
+		}
+		pfd.fd = ch->pub.fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		r = poll(&pfd, 1, n ? 1 : -1);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+IWARP_EXPORT int iwarp_cm_ack_event(struct iwarp_cm_event *event)
+{
+	struct cm_event *ev = (struct cm_event *)event;
+	struct cm_channel *ch;
+
+	if (!event)
+		return -EINVAL;
+	ch = ev->owner->ch;
+	pthread_mutex_lock(&ch->lock);
+	ev->owner->events_out--;
+	pthread_cond_broadcast(&ch->acked);
+	pthread_mutex_unlock(&ch->lock);
+	iw_free(ev);
+	return 0;
+}

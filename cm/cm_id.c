@@ -1,0 +1,499 @@
+/*
+ * cm/cm_id.c: the librdmacm-shaped id API (iwarp_cm_*). Arguments are
+ * checked on the calling thread; everything that touches an id's
+ * connection state runs on its context's engine thread through
+ * engine_call_sync() (cm_conn.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cm/cm_int.h"
+#include "util/mem.h"
+#include "verbs/conn.h"
+#include "verbs/verbs.h"
+
+/* Default listen backlog when the caller passes <= 0. */
+#define CM_BACKLOG_DEFAULT 1024
+
+/* One call onto the engine thread. */
+struct cm_call {
+	struct cm_id *id;
+	int (*fn)(struct cm_call *c);
+	int rc;
+	const uint8_t *pd;
+	size_t len;
+	int a, b;
+	const struct sockaddr *src, *dst;
+};
+
+static void cm_call_run(void *arg)
+{
+	struct cm_call *c = arg;
+
+	c->rc = c->fn(c);
+}
+
+/* Runs c->fn on |id|'s engine thread; returns its result. */
+static int cm_call(struct cm_id *id, struct cm_call *c,
+		   int (*fn)(struct cm_call *c))
+{
+	int err;
+
+	c->id = id;
+	c->fn = fn;
+	c->rc = -EINVAL;
+	err = engine_call_sync(id->eng, cm_call_run, c);
+	return err ? err : c->rc;
+}
+
+static socklen_t sa_len(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return sizeof(struct sockaddr_in);
+	if (sa->sa_family == AF_INET6)
+		return sizeof(struct sockaddr_in6);
+	return 0;
+}
+
+IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel,
+				    struct iwarp_context *verbs,
+				    struct iwarp_cm_id **out, void *context,
+				    enum iwarp_port_space ps)
+{
+	struct iwarp_context *ctx;
+	struct cm_id *id;
+	bool def;
+
+	if (!channel || !out || ps != IWARP_PS_TCP)
+		return -EINVAL;
+	id = iw_calloc(1, sizeof(*id));
+	if (!id)
+		return -ENOMEM;
+	ctx = cm_ctx_get(verbs, &def);
+	if (!ctx) {
+		int err = errno ? -errno : -ENODEV;
+
+		iw_free(id);
+		return err;
+	}
+	id->pub.verbs = ctx;
+	id->pub.channel = channel;
+	id->pub.context = context;
+	id->pub.ps = ps;
+	id->ch = cm_channel_from_pub(channel);
+	id->default_ctx = def;
+	id->eng = cm_ctx_engine(ctx);
+	id->grace_ms = (int)ctx->attr.mpa_reply_grace_ms;
+	id->state = CM_S_IDLE;
+	engine_timer_init(&id->timer);
+	engine_timer_init(&id->reap);
+	cm_channel_add_id(id);
+	*out = &id->pub;
+	return 0;
+}
+
+static int op_teardown(struct cm_call *c)
+{
+	cm_conn_teardown(c->id);
+	return 0;
+}
+
+/* Frees an id the engine no longer runs (app thread). */
+static void cm_id_free(struct cm_id *id)
+{
+	if (id->pub.qp && qp_from_pub(id->pub.qp)->cm_id == &id->pub)
+		qp_from_pub(id->pub.qp)->cm_id = NULL;
+	cm_channel_del_id(id);
+	if (id->default_ctx)
+		cm_ctx_put_default();
+	iw_free(id);
+}
+
+IWARP_EXPORT int iwarp_cm_destroy_id(struct iwarp_cm_id *pub)
+{
+	struct cm_id *id, *children, *c;
+	struct cm_call call;
+
+	if (!pub)
+		return -EINVAL;
+	id = cm_id_from_pub(pub);
+	/* 1. no callback, no new event for |id| (or its hidden children) */
+	cm_call(id, &call, op_teardown);
+	/* 2. queued events go; children never delivered go with them */
+	cm_channel_purge(id, &children);
+	while ((c = children)) {
+		children = c->p_next;
+		c->p_next = NULL;
+		cm_call(c, &call, op_teardown);
+		cm_channel_purge(c, &c->p_next); /* its own, if any */
+		cm_id_free(c);
+	}
+	/* 3. librdmacm: wait until the events delivered for |id| are acked */
+	cm_channel_wait_acked(id);
+	cm_id_free(id);
+	return 0;
+}
+
+static int op_bind(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+
+	if (id->state != CM_S_IDLE)
+		return -EINVAL;
+	memset(&id->pub.src_addr, 0, sizeof(id->pub.src_addr));
+	memcpy(&id->pub.src_addr, c->src, sa_len(c->src));
+	id->src_bound = true;
+	id->state = CM_S_BOUND;
+	return 0;
+}
+
+IWARP_EXPORT int iwarp_cm_bind_addr(struct iwarp_cm_id *pub,
+				    const struct sockaddr *addr)
+{
+	struct cm_call c;
+
+	if (!pub || !addr || !sa_len(addr))
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.src = addr;
+	return cm_call(cm_id_from_pub(pub), &c, op_bind);
+}
+
+/*
+ * The local address the kernel would use toward |dst| (a connected UDP
+ * socket sends nothing): the route lookup of rdma_resolve_addr.
+ */
+static int cm_route_src(const struct sockaddr *dst,
+			struct sockaddr_storage *src)
+{
+	socklen_t len = sizeof(*src);
+	int fd, err = 0;
+
+	fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, dst, sa_len(dst)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)src, &len) < 0)
+		err = -errno;
+	close(fd);
+	if (!err) {
+		if (src->ss_family == AF_INET)
+			((struct sockaddr_in *)src)->sin_port = 0;
+		else
+			((struct sockaddr_in6 *)src)->sin6_port = 0;
+	}
+	return err;
+}
+
+static int op_resolve_addr(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+	struct sockaddr_storage src;
+	int err = 0;
+
+	if (id->state != CM_S_IDLE && id->state != CM_S_BOUND)
+		return -EINVAL;
+	if (c->src) {
+		memset(&id->pub.src_addr, 0, sizeof(id->pub.src_addr));
+		memcpy(&id->pub.src_addr, c->src, sa_len(c->src));
+		id->src_bound = true;
+	}
+	memset(&id->pub.dst_addr, 0, sizeof(id->pub.dst_addr));
+	memcpy(&id->pub.dst_addr, c->dst, sa_len(c->dst));
+	if (!id->src_bound) {
+		err = cm_route_src(c->dst, &src);
+		if (!err)
+			id->pub.src_addr = src;
+	}
+	if (err) {
+		/* librdmacm: the failure comes as ADDR_ERROR */
+		return cm_event_push(id, NULL, IWARP_CM_EVENT_ADDR_ERROR, err,
+				     NULL, 0, 0, 0);
+	}
+	id->state = CM_S_ADDR_RESOLVED;
+	return cm_event_push(id, NULL, IWARP_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0,
+			     0, 0);
+}
+
+IWARP_EXPORT int iwarp_cm_resolve_addr(struct iwarp_cm_id *pub,
+				       const struct sockaddr *src_addr,
+				       const struct sockaddr *dst_addr,
+				       int timeout_ms)
+{
+	struct cm_call c;
+
+	(void)timeout_ms; /* resolution of a numeric address is immediate */
+	if (!pub || !dst_addr || !sa_len(dst_addr))
+		return -EINVAL;
+	if (src_addr && src_addr->sa_family != dst_addr->sa_family)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.src = src_addr;
+	c.dst = dst_addr;
+	return cm_call(cm_id_from_pub(pub), &c, op_resolve_addr);
+}
+
+static int op_resolve_route(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+
+	if (id->state != CM_S_ADDR_RESOLVED)
+		return -EINVAL;
+	id->state = CM_S_ROUTE_RESOLVED; /* TCP routes itself */
+	return cm_event_push(id, NULL, IWARP_CM_EVENT_ROUTE_RESOLVED, 0, NULL,
+			     0, 0, 0);
+}
+
+IWARP_EXPORT int iwarp_cm_resolve_route(struct iwarp_cm_id *pub, int timeout_ms)
+{
+	struct cm_call c;
+
+	(void)timeout_ms;
+	if (!pub)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	return cm_call(cm_id_from_pub(pub), &c, op_resolve_route);
+}
+
+IWARP_EXPORT int iwarp_cm_getaddr(const char *host, uint16_t port,
+				  struct sockaddr_storage *out)
+{
+	struct addrinfo hints, *res;
+	char serv[8];
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	snprintf(serv, sizeof(serv), "%u", port);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = host ? AI_ADDRCONFIG : AI_PASSIVE;
+	rc = getaddrinfo(host, serv, &hints, &res);
+	if (rc == EAI_BADFLAGS || (rc && host && !*host))
+		return -EINVAL;
+	if (rc) {
+		/* AI_ADDRCONFIG hides ::1 without a global IPv6 address */
+		hints.ai_flags = host ? 0 : AI_PASSIVE;
+		rc = getaddrinfo(host, serv, &hints, &res);
+	}
+	switch (rc) {
+	case 0:
+		break;
+	case EAI_NONAME:
+	case EAI_NODATA:
+	case EAI_FAIL:
+		return -ENOENT;
+	case EAI_AGAIN:
+		return -EAGAIN;
+	case EAI_MEMORY:
+		return -ENOMEM;
+	case EAI_SYSTEM:
+		return -errno;
+	default:
+		return -EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	if (res->ai_addrlen > sizeof(*out)) {
+		freeaddrinfo(res);
+		return -EINVAL;
+	}
+	memcpy(out, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	if (out->ss_family == AF_INET)
+		((struct sockaddr_in *)out)->sin_port = htons(port);
+	else if (out->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)out)->sin6_port = htons(port);
+	else
+		return -EAFNOSUPPORT;
+	return 0;
+}
+
+static int op_listen(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+
+	if (id->state != CM_S_BOUND)
+		return -EINVAL;
+	return cm_conn_listen(id, c->a);
+}
+
+IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)
+{
+	struct cm_call c;
+
+	if (!pub)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.a = backlog > 0 ? backlog : CM_BACKLOG_DEFAULT;
+	return cm_call(cm_id_from_pub(pub), &c, op_listen);
+}
+
+IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *pub,
+				    struct iwarp_pd *pd,
+				    struct iwarp_qp_init_attr *attr)
+{
+	struct iwarp_qp_attr qa;
+	struct iwarp_qp *qp;
+	int err;
+
+	if (!pub || !pd || !attr || pub->qp || pd->context != pub->verbs)
+		return -EINVAL;
+	qp = iwarp_create_qp(pd, attr);
+	if (!qp)
+		return errno ? -errno : -ENOMEM;
+	/* rdma_create_qp: INIT, remote access as the iWARP CM sets it */
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IWARP_QPS_INIT;
+	qa.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
+			     IWARP_ACCESS_REMOTE_WRITE |
+			     IWARP_ACCESS_REMOTE_READ;
+	err = iwarp_modify_qp(qp, &qa, IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS);
+	if (err) {
+		iwarp_destroy_qp(qp);
+		return err;
+	}
+	qp_from_pub(qp)->cm_id = pub;
+	pub->qp = qp;
+	return 0;
+}
+
+static int op_drop_conn(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+
+	/* the QP goes away: its datapath first (no on_close follows) */
+	if (id->conn) {
+		engine_timer_cancel(id->eng, &id->reap);
+		qp_conn_destroy(id->conn);
+		id->conn = NULL;
+		if (id->state == CM_S_ESTABLISHED)
+			id->state = CM_S_CLOSED;
+	}
+	return 0;
+}
+
+IWARP_EXPORT void iwarp_cm_destroy_qp(struct iwarp_cm_id *pub)
+{
+	struct cm_call c;
+
+	if (!pub || !pub->qp)
+		return;
+	memset(&c, 0, sizeof(c));
+	cm_call(cm_id_from_pub(pub), &c, op_drop_conn);
+	qp_from_pub(pub->qp)->cm_id = NULL;
+	iwarp_destroy_qp(pub->qp);
+	pub->qp = NULL;
+}
+
+static int op_connect(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+
+	id->conn_ird = (uint8_t)c->a;
+	id->conn_ord = (uint8_t)c->b;
+	return cm_conn_connect(id, c->pd, c->len);
+}
+
+IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *pub,
+				  const struct iwarp_conn_param *param)
+{
+	struct cm_call c;
+
+	if (!pub || !pub->qp)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	if (param) {
+		if (param->private_data_len && !param->private_data)
+			return -EINVAL;
+		c.pd = param->private_data;
+		c.len = param->private_data_len;
+		c.a = param->responder_resources; /* IRD */
+		c.b = param->initiator_depth;	  /* ORD */
+	} else {
+		/* librdmacm: no param = the device's limits */
+		c.a = IW_MAX_IRD_ORD;
+		c.b = IW_MAX_IRD_ORD;
+	}
+	if (((const struct sockaddr *)&pub->dst_addr)->sa_family == AF_INET
+		    ? !((const struct sockaddr_in *)&pub->dst_addr)->sin_port
+		    : !((const struct sockaddr_in6 *)&pub->dst_addr)->sin6_port)
+		return -EINVAL;
+	return cm_call(cm_id_from_pub(pub), &c, op_connect);
+}
+
+static int op_accept(struct cm_call *c)
+{
+	return cm_conn_accept(c->id, c->pd, c->len, c->a, c->b);
+}
+
+IWARP_EXPORT int iwarp_cm_accept(struct iwarp_cm_id *pub,
+				 const struct iwarp_conn_param *param)
+{
+	struct cm_call c;
+
+	if (!pub || !pub->qp)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.a = c.b = -1; /* NULL: the values reported with CONNECT_REQUEST */
+	if (param) {
+		if (param->private_data_len && !param->private_data)
+			return -EINVAL;
+		c.pd = param->private_data;
+		c.len = param->private_data_len;
+		c.a = param->responder_resources;
+		c.b = param->initiator_depth;
+	}
+	return cm_call(cm_id_from_pub(pub), &c, op_accept);
+}
+
+static int op_reject(struct cm_call *c)
+{
+	return cm_conn_reject(c->id, c->pd, c->len);
+}
+
+IWARP_EXPORT int iwarp_cm_reject(struct iwarp_cm_id *pub,
+				 const void *private_data,
+				 uint8_t private_data_len)
+{
+	struct cm_call c;
+
+	if (!pub || (private_data_len && !private_data))
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.pd = private_data;
+	c.len = private_data_len;
+	return cm_call(cm_id_from_pub(pub), &c, op_reject);
+}
+
+static int op_disconnect(struct cm_call *c)
+{
+	return cm_conn_disconnect(c->id);
+}
+
+IWARP_EXPORT int iwarp_cm_disconnect(struct iwarp_cm_id *pub)
+{
+	struct iwarp_qp_attr qa;
+	struct cm_call c;
+	int rc;
+
+	if (!pub)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	rc = cm_call(cm_id_from_pub(pub), &c, op_disconnect);
+	if (rc == 1 && pub->qp) {
+		/* librdmacm: the QP goes to ERR; the datapath sends our FIN */
+		memset(&qa, 0, sizeof(qa));
+		qa.qp_state = IWARP_QPS_ERR;
+		rc = iwarp_modify_qp(pub->qp, &qa, IWARP_QP_STATE);
+	}
+	return rc < 0 ? rc : 0;
+}

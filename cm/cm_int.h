@@ -1,0 +1,211 @@
+/*
+ * cm/cm_int.h: internals of the connection manager (librdmacm-shaped API
+ * over TCP + MPA, RFC 5044 §7.1 / RFC 6581).
+ *
+ * Objects:
+ * - struct cm_channel: an event queue with a pollable eventfd (readable
+ *   exactly while the queue is non-empty) and the list of its ids.
+ * - struct cm_id: one iwarp_cm_id. Its connection state (endpoint, MPA
+ *   handshake, timers, listener, datapath) is touched only on the engine
+ *   thread of its context; API calls get there with engine_call_sync().
+ *   A listener's accepted connections are child ids that stay hidden
+ *   (on the listener's pending list) until their MPA Request arrived and
+ *   CONNECT_REQUEST is raised.
+ * - struct cm_event: a queued event plus a copy of its private data.
+ *
+ * Locks: cm_channel.lock guards the queue, the channel's id list and each
+ * id's |events_out| (delivered, not yet acked). The default context has its
+ * own global lock (cm_ctx.c). Nothing else is shared between threads.
+ */
+#ifndef IWARP_CM_CM_INT_H
+#define IWARP_CM_CM_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "cm/cm_mpa.h"
+#include "io/engine.h"
+#include "iwarp/iwarp.h"
+
+struct endpoint;
+struct listener;
+struct connect_req;
+struct qp_conn;
+
+/* Largest private data an event carries (iwarp_conn_param's uint8 length). */
+#define CM_EVENT_PD_MAX 255
+
+
+/* How long an orderly close waits for the peer's FIN before resetting. */
+#define CM_LINGER_MS 2000
+
+struct cm_channel {
+	struct iwarp_event_channel pub;
+	pthread_mutex_t lock;
+	pthread_cond_t acked;	      /* an event was acked */
+	struct cm_event *head, *tail; /* queued, oldest first */
+	struct cm_id *ids;	      /* ids on this channel (list) */
+};
+
+/* Connection state of an id (engine thread). */
+enum cm_state {
+	CM_S_IDLE = 0,	    /* created */
+	CM_S_BOUND,	    /* bind_addr done */
+	CM_S_ADDR_RESOLVED, /* resolve_addr done */
+	CM_S_ROUTE_RESOLVED,
+	CM_S_LISTEN,	   /* listening */
+	CM_S_CONNECTING,   /* initiator: TCP connect in progress */
+	CM_S_MPA_REQ_SENT, /* initiator: Request queued, want the Reply */
+	CM_S_GRACE,	   /* initiator: Reply good, first-FPDU delay */
+	CM_S_MPA_WAIT_REQ, /* responder child (hidden): want the Request */
+	CM_S_CONN_REQ,	   /* responder: CONNECT_REQUEST raised */
+	CM_S_ACCEPTING,	   /* responder: accepting Reply being sent */
+	CM_S_RTR_WAIT,	   /* responder P2P: Reply sent, want the RTR FPDU */
+	CM_S_ESTABLISHED,  /* datapath runs */
+	CM_S_CLOSING,	   /* FIN sent (reject, error), waiting the peer's */
+	CM_S_CLOSED,	   /* over: no endpoint, no further event but
+			      TIMEWAIT_EXIT */
+	CM_S_DEAD,	   /* destroyed: no event at all */
+};
+
+struct cm_id {
+	struct iwarp_cm_id pub;
+	struct cm_channel *ch;
+	struct cm_id *ch_prev, *ch_next; /* channel list (ch->lock) */
+	unsigned int events_out;	 /* delivered, not acked (ch->lock) */
+	bool default_ctx;		 /* holds a default-context reference */
+	struct engine *eng;
+	int grace_ms; /* initiator first-FPDU delay */
+
+	/* ---- engine thread ---- */
+	enum cm_state state;
+	bool src_bound;		       /* bind_addr/resolve src: bind it */
+	struct listener *lst;	       /* CM_S_LISTEN */
+	struct cm_id *pending;	       /* listener: hidden children */
+	struct cm_id *parent;	       /* hidden child: its listener */
+	struct cm_id *p_prev, *p_next; /* listener's pending list */
+	struct connect_req *creq;      /* CM_S_CONNECTING */
+	struct endpoint *ep;	       /* owned by the CM (not datapath) */
+	struct qp_conn *conn;	       /* datapath, once handed over */
+	bool conn_closed;	       /* the datapath's on_close ran */
+	bool disconnected;	       /* DISCONNECTED raised */
+	struct engine_timer timer;     /* MPA deadline, grace, linger */
+	struct engine_timer reap;      /* deferred qp_conn_destroy */
+	struct cm_mpa *mpa;	       /* handshake state (allocated) */
+	uint8_t conn_ird, conn_ord;    /* connect/accept IRD/ORD */
+	uint8_t discard[64];	       /* closing: input sink */
+};
+
+struct cm_event {
+	struct iwarp_cm_event pub; /* first: handed to the application */
+	struct cm_event *next;
+	struct cm_id *owner; /* whose events_out counts it */
+	uint8_t pdata[CM_EVENT_PD_MAX];
+};
+
+static inline struct cm_id *cm_id_from_pub(struct iwarp_cm_id *id)
+{
+	return (struct cm_id *)id;
+}
+
+static inline struct cm_channel *
+cm_channel_from_pub(struct iwarp_event_channel *ch)
+{
+	return (struct cm_channel *)(void *)ch; /* pub is the first member */
+}
+
+/* ---- cm_event.c ---- */
+
+/*
+ * Queues event |type| for |id| (its channel), with |status|, the peer's
+ * private data |pd| (|len| octets, truncated to CM_EVENT_PD_MAX) and the
+ * IRD/ORD to report as responder_resources / initiator_depth. For
+ * CONNECT_REQUEST, |id| is the new child and |listen_id| the listener, whose
+ * events_out counts the event (as librdmacm); else |listen_id| is NULL.
+ * Engine thread. Returns 0 or -ENOMEM (the event is lost).
+ */
+int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
+		  enum iwarp_cm_event_type type, int status, const uint8_t *pd,
+		  size_t len, uint8_t rr, uint8_t id_depth);
+
+/* Adds |id| to / removes it from its channel's list. Any thread. */
+void cm_channel_add_id(struct cm_id *id);
+void cm_channel_del_id(struct cm_id *id);
+
+/*
+ * Removes the queued (undelivered) events of |id|: those whose event id or
+ * owner is |id|. CONNECT_REQUEST events owned by |id| (a listener) whose
+ * child was never delivered are returned in *children (linked through
+ * p_next) for the caller to destroy. Any thread.
+ */
+void cm_channel_purge(struct cm_id *id, struct cm_id **children);
+
+/* Waits until every event delivered for |id| was acked. App thread. */
+void cm_channel_wait_acked(struct cm_id *id);
+
+/* ---- cm_ctx.c ---- */
+
+/*
+ * The context for a new id: |verbs| itself, or (NULL) the process-wide
+ * default context, opened on first use and referenced (*is_default set).
+ * App thread. NULL with errno set.
+ */
+struct iwarp_context *cm_ctx_get(struct iwarp_context *verbs, bool *is_default);
+
+/* Takes one more reference on the default context. Any thread. */
+void cm_ctx_ref_default(void);
+
+/* Drops a default-context reference; closes it with the last one (when it
+ * can: -EBUSY from iwarp_close_context keeps it open). Never on an engine
+ * thread. */
+void cm_ctx_put_default(void);
+
+/* The engine of |ctx|. */
+struct engine *cm_ctx_engine(struct iwarp_context *ctx);
+
+/* Fills |p| with the MPA parameters of |ctx|'s attributes. */
+void cm_ctx_mpa_params(struct iwarp_context *ctx, struct mpa_neg_params *p);
+
+/* FPDU size cap of |ctx| (0 = the TCP MSS). */
+size_t cm_ctx_fpdu_max(struct iwarp_context *ctx);
+
+/* ---- cm_conn.c (engine thread) ---- */
+
+/* Milliseconds on the engine's monotonic clock. Any thread. */
+uint64_t cm_now_ms(void);
+
+/* Starts listening on id->pub.src_addr; fills the bound port. 0 or -errno. */
+int cm_conn_listen(struct cm_id *id, int backlog);
+
+/* Starts the TCP connect + MPA Request with ULP private data |pd|. */
+int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len);
+
+/* Responder: sends the accepting Reply (|ird|/|ord| < 0: negotiated). */
+int cm_conn_accept(struct cm_id *id, const uint8_t *pd, size_t len, int ird,
+		   int ord);
+
+/* Responder: sends a rejecting Reply, then closes. */
+int cm_conn_reject(struct cm_id *id, const uint8_t *pd, size_t len);
+
+/*
+ * Orderly close: abandons a connection attempt (0), or returns 1 when the
+ * datapath runs and the caller must move the QP to ERR (iwarp_modify_qp),
+ * which makes the datapath close the stream. 0 when already closed,
+ * -EINVAL when the id never connected.
+ */
+int cm_conn_disconnect(struct cm_id *id);
+
+/*
+ * Tears down everything |id| runs on the engine (listener and its hidden
+ * children, connect, endpoint, timers, datapath): no callback or event for
+ * |id| follows. Engine thread.
+ */
+void cm_conn_teardown(struct cm_id *id);
+
+/* Frees a hidden child or an undelivered one (engine thread). */
+void cm_conn_free_child(struct cm_id *child);
+
+#endif /* IWARP_CM_CM_INT_H */

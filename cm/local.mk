@@ -1,0 +1,20 @@
+# cm/local.mk: the connection manager (librdmacm-shaped API, MPA
+# Request/Reply exchange over TCP, RFC 5044 §7.1 + RFC 6581).
+libiwarp_core_la_SOURCES += \
+	cm/cm_int.h \
+	cm/cm_mpa.c cm/cm_mpa.h \
+	cm/cm_event.c \
+	cm/cm_ctx.c \
+	cm/cm_id.c \
+	cm/cm_conn.c
+
+if HAVE_CHECK
+check_PROGRAMS += tests/cm_mpa_test tests/cm_test
+TESTS += tests/cm_mpa_test tests/cm_test
+tests_cm_mpa_test_SOURCES = tests/cm_mpa_test.c
+tests_cm_mpa_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_cm_mpa_test_LDADD = $(IWTEST_LINK)
+tests_cm_test_SOURCES = tests/cm_test.c
+tests_cm_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_cm_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

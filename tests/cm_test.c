@@ -1,0 +1,953 @@
+/*
+ * tests/cm_test.c: the connection manager over real loopback TCP with the
+ * real engine: events, private data, IRD/ORD, reject, unreachable, hostile
+ * or silent peers (raw sockets), disconnect, IPv6, MPA options, many
+ * connections. Every wait is bounded (WAIT_MS); nothing asserts on timing.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cm/cm_int.h"
+#include "iwarp/iwarp.h"
+#include "testutil.h"
+#include "util/mem.h"
+
+#define WAIT_MS 8000 /* upper bound of any wait (a hang fails the test) */
+
+/* One side: context, channel, PD and CQ. */
+struct side {
+	struct iwarp_context *ctx;
+	struct iwarp_event_channel *ch;
+	struct iwarp_pd *pd;
+	struct iwarp_cq *cq;
+};
+
+static void attr_fast(struct iwarp_context_attr *a)
+{
+	iwarp_context_attr_init(a);
+	a->mpa_rev = 2;
+	a->crc = IWARP_CRC_OFF;
+	a->markers = 0;
+	a->p2p = IWARP_P2P_NONE;
+	a->progress = IWARP_PROGRESS_CPU;
+	a->mpa_req_timeout_ms = 300;
+	a->mpa_rep_timeout_ms = 300;
+}
+
+static void side_open(struct side *s, const struct iwarp_context_attr *a)
+{
+	memset(s, 0, sizeof(*s));
+	s->ctx = iwarp_open_context(a);
+	ck_assert_ptr_nonnull(s->ctx);
+	s->ch = iwarp_cm_create_event_channel();
+	ck_assert_ptr_nonnull(s->ch);
+	s->pd = iwarp_alloc_pd(s->ctx);
+	ck_assert_ptr_nonnull(s->pd);
+	s->cq = iwarp_create_cq(s->ctx, 256, NULL, NULL, 0);
+	ck_assert_ptr_nonnull(s->cq);
+}
+
+static void side_close(struct side *s)
+{
+	ck_assert_int_eq(iwarp_destroy_cq(s->cq), 0);
+	ck_assert_int_eq(iwarp_dealloc_pd(s->pd), 0);
+	iwarp_cm_destroy_event_channel(s->ch);
+	ck_assert_int_eq(iwarp_close_context(s->ctx), 0);
+}
+
+/* True when |ch| has an event within |ms|. */
+static bool ch_ready(struct iwarp_event_channel *ch, int ms)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+
+	return poll(&p, 1, ms) == 1;
+}
+
+/* Waits (bounded) for the next event, which must be |type|. */
+static struct iwarp_cm_event *expect_ev(struct iwarp_event_channel *ch,
+					enum iwarp_cm_event_type type)
+{
+	struct iwarp_cm_event *ev;
+
+	ck_assert_msg(ch_ready(ch, WAIT_MS), "no event, wanted %s",
+		      iwarp_cm_event_str(type));
+	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
+	ck_assert_msg(ev->event == type, "got %s (status %d), wanted %s",
+		      iwarp_cm_event_str(ev->event), ev->status,
+		      iwarp_cm_event_str(type));
+	return ev;
+}
+
+static void ack_ev(struct iwarp_event_channel *ch,
+		   enum iwarp_cm_event_type type)
+{
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_ev(ch, type)), 0);
+}
+
+static uint16_t sa_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+static void qp_attr(struct side *s, struct iwarp_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->send_cq = s->cq;
+	qa->recv_cq = s->cq;
+	qa->qp_type = IWARP_QPT_RC;
+	qa->cap.max_send_wr = 16;
+	qa->cap.max_recv_wr = 16;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+}
+
+/* A listener on |host| port 0; returns it, *port = the bound port. */
+static struct iwarp_cm_id *listen_on(struct side *s, const char *host,
+				     uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	struct iwarp_cm_id *l;
+
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s->ch, s->ctx, &l, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr(host, 0, &ss), 0);
+	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
+	ck_assert_int_eq(iwarp_cm_listen(l, 128), 0);
+	*port = sa_port(&l->src_addr);
+	ck_assert_uint_ne(*port, 0);
+	return l;
+}
+
+/* Client id resolved toward host:port, with a QP. */
+static struct iwarp_cm_id *client_to(struct side *s, const char *host,
+				     uint16_t port)
+{
+	struct iwarp_qp_init_attr qa;
+	struct sockaddr_storage ss;
+	struct iwarp_cm_id *c;
+
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s->ch, s->ctx, &c, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr(host, port, &ss), 0);
+	ck_assert_int_eq(
+		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
+		0);
+	ack_ev(s->ch, IWARP_CM_EVENT_ADDR_RESOLVED);
+	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
+	ack_ev(s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
+	qp_attr(s, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
+	ck_assert_ptr_nonnull(c->qp);
+	ck_assert_int_eq(c->qp->state, IWARP_QPS_INIT);
+	return c;
+}
+
+static void destroy(struct iwarp_cm_id *id)
+{
+	iwarp_cm_destroy_qp(id);
+	ck_assert_ptr_null(id->qp);
+	ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
+}
+
+/* A raw TCP socket connected to 127.0.0.1:|port|. */
+static int raw_connect(uint16_t port)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Waits (bounded) until the peer closed |fd|: returns what recv said. */
+static ssize_t raw_wait_closed(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char buf[256];
+	ssize_t r;
+
+	for (;;) {
+		ck_assert_msg(poll(&p, 1, WAIT_MS) == 1, "peer did not close");
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r <= 0)
+			return r;
+	}
+}
+
+/* Waits (bounded) until the block count is back to |base|. */
+static void wait_mem(long base)
+{
+	int i;
+
+	for (i = 0; i < WAIT_MS && iw_mem_outstanding() != base; i++)
+		poll(NULL, 0, 1);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+
+/* ---- channel, ids, addresses ---- */
+
+START_TEST(test_channel_and_default_context)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_event_channel *ch = iwarp_cm_create_event_channel();
+	struct iwarp_cm_id *a, *b;
+	struct iwarp_cm_event *ev;
+
+	ck_assert_ptr_nonnull(ch);
+	ck_assert_int_ge(ch->fd, 0);
+	ck_assert_int_eq(fcntl(ch->fd, F_SETFL, O_NONBLOCK), 0);
+	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), -EAGAIN);
+	ck_assert_int_eq(iwarp_cm_create_id(ch, NULL, &a, NULL, 0), -EINVAL);
+	ck_assert_int_eq(iwarp_cm_create_id(ch, NULL, &a, &base, IWARP_PS_TCP),
+			 0);
+	ck_assert_ptr_nonnull(a->verbs);
+	ck_assert_ptr_eq(a->context, &base);
+	ck_assert_ptr_eq(a->channel, ch);
+	ck_assert_int_eq(iwarp_cm_create_id(ch, NULL, &b, NULL, IWARP_PS_TCP),
+			 0);
+	ck_assert_ptr_eq(a->verbs, b->verbs); /* one default context */
+	/* state checks */
+	ck_assert_int_eq(iwarp_cm_resolve_route(a, 100), -EINVAL);
+	ck_assert_int_eq(iwarp_cm_listen(a, 1), -EINVAL);
+	ck_assert_int_eq(iwarp_cm_connect(a, NULL), -EINVAL);
+	ck_assert_int_eq(iwarp_cm_accept(a, NULL), -EINVAL);
+	ck_assert_int_eq(iwarp_cm_destroy_id(a), 0);
+	ck_assert_int_eq(iwarp_cm_destroy_id(b), 0);
+	iwarp_cm_destroy_event_channel(ch);
+	/* the default context went with the last id */
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+	ck_assert_str_eq(iwarp_cm_event_str(IWARP_CM_EVENT_ESTABLISHED),
+			 "IWARP_CM_EVENT_ESTABLISHED");
+}
+END_TEST
+
+START_TEST(test_getaddr)
+{
+	struct sockaddr_storage ss;
+
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 7174, &ss), 0);
+	ck_assert_int_eq(ss.ss_family, AF_INET);
+	ck_assert_uint_eq(sa_port(&ss), 7174);
+	ck_assert_int_eq(iwarp_cm_getaddr("::1", 18515, &ss), 0);
+	ck_assert_int_eq(ss.ss_family, AF_INET6);
+	ck_assert_uint_eq(sa_port(&ss), 18515);
+	ck_assert_int_eq(iwarp_cm_getaddr("localhost", 1, &ss), 0);
+	ck_assert(ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
+	ck_assert_int_eq(iwarp_cm_getaddr(NULL, 9, &ss), 0); /* wildcard */
+	ck_assert_uint_eq(sa_port(&ss), 9);
+	ck_assert_int_lt(iwarp_cm_getaddr("no-such-host.invalid", 1, &ss), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 1, NULL), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_resolve_and_listen)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct sockaddr_storage ss;
+	struct iwarp_cm_id *l, *c;
+	struct side s;
+	uint16_t port;
+	char txt[64];
+
+	attr_fast(&a);
+	side_open(&s, &a);
+	l = listen_on(&s, "127.0.0.1", &port);
+	ck_assert_int_eq(iwarp_cm_listen(l, 1), -EINVAL); /* twice */
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s.ch, s.ctx, &c, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
+	ck_assert_int_eq(
+		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
+		0);
+	ack_ev(s.ch, IWARP_CM_EVENT_ADDR_RESOLVED);
+	ck_assert_int_eq(c->src_addr.ss_family, AF_INET);
+	inet_ntop(AF_INET, &((struct sockaddr_in *)&c->src_addr)->sin_addr, txt,
+		  sizeof(txt));
+	ck_assert_str_eq(txt, "127.0.0.1");
+	ck_assert_uint_eq(sa_port(&c->dst_addr), port);
+	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
+	ack_ev(s.ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
+	/* connect needs a QP */
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), -EINVAL);
+	/* a second listener on the same port: in use */
+	{
+		struct iwarp_cm_id *l2;
+
+		ck_assert_int_eq(iwarp_cm_create_id(s.ch, s.ctx, &l2, NULL,
+						    IWARP_PS_TCP),
+				 0);
+		ck_assert_int_eq(iwarp_cm_bind_addr(l2, (struct sockaddr *)&ss),
+				 0);
+		ck_assert_int_eq(iwarp_cm_listen(l2, 1), -EADDRINUSE);
+		ck_assert_int_eq(iwarp_cm_destroy_id(l2), 0);
+	}
+	ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&s);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
+/* ---- failures before ESTABLISHED ---- */
+
+START_TEST(test_unreachable)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct sockaddr_in sin;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *c;
+	socklen_t len = sizeof(sin);
+	struct side s;
+	int fd;
+
+	/* a port nobody listens on */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	close(fd);
+
+	attr_fast(&a);
+	side_open(&s, &a);
+	c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+	ev = expect_ev(s.ch, IWARP_CM_EVENT_UNREACHABLE);
+	ck_assert_int_eq(ev->status, -ECONNREFUSED);
+	ck_assert_ptr_eq(ev->id, c);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert(!ch_ready(s.ch, 0));
+	destroy(c);
+	side_close(&s);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
+START_TEST(test_reject_with_private_data)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *l, *c, *child;
+	struct side srv, cli;
+	uint16_t port;
+
+	attr_fast(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, "127.0.0.1", &port);
+	c = client_to(&cli, "127.0.0.1", port);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = "let me in";
+	cp.private_data_len = 9;
+	cp.responder_resources = 3;
+	cp.initiator_depth = 2;
+	ck_assert_int_eq(iwarp_cm_connect(c, &cp), 0);
+
+	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	ck_assert_ptr_eq(ev->listen_id, l);
+	ck_assert_ptr_ne(child, l);
+	ck_assert_int_eq(ev->status, 0);
+	ck_assert_uint_eq(ev->param.conn.private_data_len, 9);
+	ck_assert(!memcmp(ev->param.conn.private_data, "let me in", 9));
+	/* what we must give: IRD >= peer ORD 2, ORD <= peer IRD 3 */
+	ck_assert_uint_eq(ev->param.conn.responder_resources, 2);
+	ck_assert_uint_eq(ev->param.conn.initiator_depth, 3);
+	ck_assert_ptr_eq(child->verbs, srv.ctx);
+	ck_assert_uint_eq(sa_port(&child->src_addr), port);
+	ck_assert_uint_eq(sa_port(&child->dst_addr), sa_port(&c->src_addr));
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert_int_eq(iwarp_cm_reject(child, "full", 4), 0);
+
+	ev = expect_ev(cli.ch, IWARP_CM_EVENT_REJECTED);
+	ck_assert_int_eq(ev->status, IWARP_ERR_MPA_REJECTED);
+	ck_assert_uint_eq(ev->param.conn.private_data_len, 4);
+	ck_assert(!memcmp(ev->param.conn.private_data, "full", 4));
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert_int_eq(c->qp->state, IWARP_QPS_INIT);
+
+	ck_assert_int_eq(iwarp_cm_destroy_id(child), 0);
+	destroy(c);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&cli);
+	side_close(&srv);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
+/* The listener still works: a CM client gets as far as CONNECT_REQUEST. */
+static void listener_still_works(struct side *srv, struct side *cli,
+				 struct iwarp_cm_id *l, uint16_t port)
+{
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *c, *child;
+
+	c = client_to(cli, "127.0.0.1", port);
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+	ev = expect_ev(srv->ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	ck_assert_ptr_eq(ev->listen_id, l);
+	child = ev->id;
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert_int_eq(iwarp_cm_reject(child, NULL, 0), 0);
+	ev = expect_ev(cli->ch, IWARP_CM_EVENT_REJECTED);
+	ck_assert_uint_eq(ev->param.conn.private_data_len, 0);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert_int_eq(iwarp_cm_destroy_id(child), 0);
+	destroy(c);
+}
+
+/* Raw clients: 0 = silent, 1 = half a Request then close, 2 = bad key,
+ * 3 = rev 3, 4 = half a Request then silent. */
+START_TEST(test_hostile_clients)
+{
+	static const uint8_t half[] = "MPA ID Req Fr";
+	static const uint8_t bad[] = "MPA_ID_Bad_Frame\x10\x02\x00\x04\0\1\0\1";
+	static const uint8_t rev3[] = "MPA ID Req Frame\x00\x03\x00\x00";
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct side srv, cli;
+	struct iwarp_cm_id *l;
+	uint16_t port;
+	int fd, i;
+	ssize_t r;
+
+	attr_fast(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, "127.0.0.1", &port);
+	for (i = 0; i < 3; i++) { /* several of each, the listener survives */
+		fd = raw_connect(port); /* silent: freed after 300 ms */
+		r = raw_wait_closed(fd);
+		ck_assert(r == 0 || r < 0);
+		close(fd);
+
+		fd = raw_connect(port);
+		ck_assert_int_eq(send(fd, half, sizeof(half) - 1, 0),
+				 (ssize_t)sizeof(half) - 1);
+		close(fd);
+
+		fd = raw_connect(port); /* refused at once, no Reply */
+		ck_assert_int_eq(send(fd, bad, sizeof(bad) - 1, 0),
+				 (ssize_t)sizeof(bad) - 1);
+		r = raw_wait_closed(fd);
+		ck_assert_int_le(r, 0);
+		close(fd);
+
+		fd = raw_connect(port);
+		ck_assert_int_eq(send(fd, rev3, sizeof(rev3) - 1, 0),
+				 (ssize_t)sizeof(rev3) - 1);
+		ck_assert_int_le(raw_wait_closed(fd), 0);
+		close(fd);
+
+		fd = raw_connect(port); /* half, then silence: timer */
+		ck_assert_int_eq(send(fd, half, sizeof(half) - 1, 0),
+				 (ssize_t)sizeof(half) - 1);
+		ck_assert_int_le(raw_wait_closed(fd), 0);
+		close(fd);
+	}
+	/* none of them produced an event */
+	ck_assert(!ch_ready(srv.ch, 0));
+	listener_still_works(&srv, &cli, l, port);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+/* An MPA-speaking peer that answers wrongly or never (initiator side). */
+START_TEST(test_bad_responders)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct sockaddr_in sin;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *c;
+	socklen_t len = sizeof(sin);
+	struct side s;
+	uint8_t buf[64];
+	int lfd, fd, round;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	attr_fast(&a);
+	side_open(&s, &a);
+	for (round = 0; round < 3; round++) {
+		c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+		fd = accept(lfd, NULL, NULL);
+		ck_assert_int_ge(fd, 0);
+		/* the Request: 20 + 4 (IRD/ORD 128/128) */
+		ck_assert_int_eq(recv(fd, buf, 24, MSG_WAITALL), 24);
+		ck_assert(!memcmp(buf,
+				  "MPA ID Req Frame\x10\x02\x00\x04"
+				  "\x00\x80\x00\x80",
+				  24));
+		if (round == 1) {
+			ck_assert_int_eq(send(fd, "MPA ID Bad", 10, 0), 10);
+		} else if (round == 2) {
+			close(fd);
+			fd = -1;
+		}
+		ev = expect_ev(s.ch, IWARP_CM_EVENT_CONNECT_ERROR);
+		if (round == 0)
+			ck_assert_int_eq(ev->status, -ETIMEDOUT);
+		else if (round == 1)
+			ck_assert_int_eq(ev->status, IWARP_ERR_MPA_KEY);
+		else
+			ck_assert_int_lt(ev->status, 0);
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+		if (fd >= 0) {
+			ck_assert_int_le(raw_wait_closed(fd), 0);
+			close(fd);
+		}
+		destroy(c);
+	}
+	close(lfd);
+	side_close(&s);
+	wait_mem(base);
+}
+END_TEST
+
+/* Destroying a listener with undelivered CONNECT_REQUESTs frees them. */
+START_TEST(test_destroy_listener_with_pending)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct side srv, cli;
+	struct iwarp_cm_id *l, *c[4];
+	uint16_t port;
+	int i;
+
+	attr_fast(&a);
+	a.mpa_rep_timeout_ms = 2000;
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, "127.0.0.1", &port);
+	for (i = 0; i < 4; i++) {
+		c[i] = client_to(&cli, "127.0.0.1", port);
+		ck_assert_int_eq(iwarp_cm_connect(c[i], NULL), 0);
+	}
+	ck_assert(ch_ready(srv.ch, WAIT_MS)); /* at least one is queued */
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	for (i = 0; i < 4; i++) {
+		struct iwarp_cm_event *ev;
+
+		/* the stream reset during the exchange, or (still in the
+		 * backlog when the listener closed) during the connect */
+		ck_assert(ch_ready(cli.ch, WAIT_MS));
+		ck_assert_int_eq(iwarp_cm_get_event(cli.ch, &ev), 0);
+		ck_assert(ev->event == IWARP_CM_EVENT_CONNECT_ERROR ||
+			  ev->event == IWARP_CM_EVENT_UNREACHABLE);
+		ck_assert_int_lt(ev->status, 0);
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	}
+	for (i = 0; i < 4; i++)
+		destroy(c[i]);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+/* ---- connections ---- */
+
+struct conn_pair {
+	struct iwarp_cm_id *l, *c, *s; /* listener, client, server child */
+};
+
+/*
+ * Connects a client of |cli| to the listener |l| of |srv|: private data
+ * both ways, IRD/ORD, QPs in RTS on both sides.
+ */
+static void connect_pair(struct side *srv, struct side *cli,
+			 struct conn_pair *p, const char *host, uint16_t port)
+{
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
+
+	p->c = client_to(cli, host, port);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = "client-hello";
+	cp.private_data_len = 12;
+	cp.responder_resources = 4;
+	cp.initiator_depth = 8;
+	ck_assert_int_eq(iwarp_cm_connect(p->c, &cp), 0);
+
+	ev = expect_ev(srv->ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	p->s = ev->id;
+	ck_assert_ptr_eq(ev->listen_id, p->l);
+	ck_assert_uint_eq(ev->param.conn.private_data_len, 12);
+	ck_assert(!memcmp(ev->param.conn.private_data, "client-hello", 12));
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	qp_attr(srv, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(p->s, srv->pd, &qa), 0);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = "server-welcome";
+	cp.private_data_len = 14;
+	cp.responder_resources = 8;
+	cp.initiator_depth = 4;
+	ck_assert_int_eq(iwarp_cm_accept(p->s, &cp), 0);
+	ck_assert_int_lt(iwarp_cm_accept(p->s, &cp), 0); /* only once */
+
+	ev = expect_ev(cli->ch, IWARP_CM_EVENT_ESTABLISHED);
+	ck_assert_uint_eq(ev->param.conn.private_data_len, 14);
+	ck_assert(!memcmp(ev->param.conn.private_data, "server-welcome", 14));
+	/* negotiated: our IRD 4 covers its ORD 4, our ORD 8 <= its IRD 8 */
+	ck_assert_uint_eq(ev->param.conn.responder_resources, 4);
+	ck_assert_uint_eq(ev->param.conn.initiator_depth, 8);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert_int_eq(p->c->qp->state, IWARP_QPS_RTS);
+
+	ev = expect_ev(srv->ch, IWARP_CM_EVENT_ESTABLISHED);
+	ck_assert_ptr_eq(ev->id, p->s);
+	ck_assert_uint_eq(ev->param.conn.responder_resources, 8);
+	ck_assert_uint_eq(ev->param.conn.initiator_depth, 4);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert_int_eq(p->s->qp->state, IWARP_QPS_RTS);
+}
+
+/* A Send from client to server over the established pair. */
+static void send_one(struct side *srv, struct side *cli, struct conn_pair *p)
+{
+	static char sbuf[64], rbuf[64];
+	struct iwarp_mr *smr, *rmr;
+	struct iwarp_sge sge;
+	struct iwarp_send_wr swr, *bs;
+	struct iwarp_recv_wr rwr, *br;
+	struct iwarp_wc wc;
+	int i, n = 0;
+
+	strcpy(sbuf, "payload over the datapath");
+	memset(rbuf, 0, sizeof(rbuf));
+	smr = iwarp_reg_mr(cli->pd, sbuf, sizeof(sbuf), 0);
+	rmr = iwarp_reg_mr(srv->pd, rbuf, sizeof(rbuf),
+			   IWARP_ACCESS_LOCAL_WRITE);
+	ck_assert_ptr_nonnull(smr);
+	ck_assert_ptr_nonnull(rmr);
+	sge.addr = (uintptr_t)rbuf;
+	sge.length = sizeof(rbuf);
+	sge.lkey = rmr->lkey;
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.wr_id = 7;
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	ck_assert_int_eq(iwarp_post_recv(p->s->qp, &rwr, &br), 0);
+	sge.addr = (uintptr_t)sbuf;
+	sge.length = 26;
+	sge.lkey = smr->lkey;
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 9;
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.opcode = IWARP_WR_SEND;
+	swr.send_flags = IWARP_SEND_SIGNALED;
+	ck_assert_int_eq(iwarp_post_send(p->c->qp, &swr, &bs), 0);
+	for (i = 0; i < WAIT_MS && !n; i++) {
+		iwarp_progress(cli->ctx); /* INLINE mode: drive the sender */
+		n = iwarp_poll_cq(srv->cq, 1, &wc);
+		if (!n)
+			poll(NULL, 0, 1);
+	}
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(wc.status, IWARP_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	ck_assert_uint_eq(wc.byte_len, 26);
+	ck_assert_str_eq(rbuf, sbuf);
+	for (i = 0, n = 0; i < WAIT_MS && !n; i++) {
+		n = iwarp_poll_cq(cli->cq, 1, &wc);
+		if (!n)
+			poll(NULL, 0, 1);
+	}
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(wc.wr_id, 9);
+	ck_assert_int_eq(iwarp_dereg_mr(smr), 0);
+	ck_assert_int_eq(iwarp_dereg_mr(rmr), 0);
+}
+
+/* Disconnect from |who| (0 client, 1 server): DISCONNECTED on both. */
+static void disconnect_pair(struct side *srv, struct side *cli,
+			    struct conn_pair *p, int who)
+{
+	struct iwarp_cm_event *ev;
+
+	ck_assert_int_eq(iwarp_cm_disconnect(who ? p->s : p->c), 0);
+	ev = expect_ev(cli->ch, IWARP_CM_EVENT_DISCONNECTED);
+	ck_assert_ptr_eq(ev->id, p->c);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ev = expect_ev(srv->ch, IWARP_CM_EVENT_DISCONNECTED);
+	ck_assert_ptr_eq(ev->id, p->s);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ack_ev(cli->ch, IWARP_CM_EVENT_TIMEWAIT_EXIT);
+	ack_ev(srv->ch, IWARP_CM_EVENT_TIMEWAIT_EXIT);
+	ck_assert_int_eq(p->c->qp->state, IWARP_QPS_ERR);
+	ck_assert_int_eq(p->s->qp->state, IWARP_QPS_ERR);
+	ck_assert_int_eq(iwarp_cm_disconnect(p->c), 0); /* again: no-op */
+}
+
+/* MPA option sets for the option loop (both sides use the same attrs
+ * except where noted). */
+struct opt {
+	int rev;
+	enum iwarp_crc_policy crc_c, crc_s;
+	int markers_c, markers_s;
+	enum iwarp_p2p_rtr p2p;
+	const char *host;
+};
+
+static const struct opt opts[] = {
+	{2, IWARP_CRC_OFF, IWARP_CRC_OFF, 0, 0, IWARP_P2P_NONE, "127.0.0.1"},
+	{1, IWARP_CRC_OFF, IWARP_CRC_OFF, 0, 0, IWARP_P2P_NONE, "127.0.0.1"},
+	{2, IWARP_CRC_OFF, IWARP_CRC_OFF, 0, 0, IWARP_P2P_NONE, "::1"},
+	{2, IWARP_CRC_REQUEST, IWARP_CRC_OFF, 0, 0, IWARP_P2P_NONE,
+	 "127.0.0.1"},
+	{2, IWARP_CRC_OFF, IWARP_CRC_REQUIRE, 0, 0, IWARP_P2P_NONE,
+	 "127.0.0.1"},
+	{2, IWARP_CRC_REQUIRE, IWARP_CRC_REQUIRE, 0, 0, IWARP_P2P_NONE,
+	 "127.0.0.1"},
+	{1, IWARP_CRC_REQUEST, IWARP_CRC_OFF, 0, 0, IWARP_P2P_NONE,
+	 "127.0.0.1"},
+	{2, IWARP_CRC_OFF, IWARP_CRC_OFF, 1, 0, IWARP_P2P_NONE, "127.0.0.1"},
+	{2, IWARP_CRC_REQUEST, IWARP_CRC_OFF, 1, 1, IWARP_P2P_NONE,
+	 "127.0.0.1"},
+	{2, IWARP_CRC_OFF, IWARP_CRC_OFF, 0, 0, IWARP_P2P_WRITE, "127.0.0.1"},
+	{2, IWARP_CRC_REQUEST, IWARP_CRC_OFF, 0, 0, IWARP_P2P_READ,
+	 "127.0.0.1"},
+	{2, IWARP_CRC_OFF, IWARP_CRC_OFF, 1, 1, IWARP_P2P_READ, "::1"},
+};
+
+START_TEST(test_connect_options)
+{
+	const struct opt *o = &opts[_i];
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr ac, as;
+	struct side srv, cli;
+	struct conn_pair p;
+	uint16_t port;
+
+	attr_fast(&ac);
+	ac.mpa_rev = o->rev;
+	ac.crc = o->crc_c;
+	ac.markers = o->markers_c;
+	ac.p2p = o->p2p;
+	as = ac;
+	as.crc = o->crc_s;
+	as.markers = o->markers_s;
+	as.p2p = IWARP_P2P_NONE;
+	as.mpa_req_timeout_ms = 2000;
+	side_open(&srv, &as);
+	side_open(&cli, &ac);
+	p.l = listen_on(&srv, o->host, &port);
+	connect_pair(&srv, &cli, &p, o->host, port);
+	ck_assert_int_eq(p.s->src_addr.ss_family,
+			 o->host[0] == ':' ? AF_INET6 : AF_INET);
+	send_one(&srv, &cli, &p);
+	disconnect_pair(&srv, &cli, &p, _i & 1);
+	destroy(p.c);
+	destroy(p.s);
+	ck_assert_int_eq(iwarp_cm_destroy_id(p.l), 0);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+/* Destroying an id that still has an unacked event waits for the ack:
+ * here the ack comes first, then destroy returns at once; a queued
+ * (undelivered) event of the id is dropped. */
+START_TEST(test_destroy_drops_queued_events)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct sockaddr_storage ss;
+	struct iwarp_cm_id *c;
+	struct side s;
+
+	attr_fast(&a);
+	side_open(&s, &a);
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s.ch, s.ctx, &c, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 9, &ss), 0);
+	ck_assert_int_eq(
+		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 10), 0);
+	ck_assert(ch_ready(s.ch, WAIT_MS));
+	ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
+	ck_assert(!ch_ready(s.ch, 0));
+	side_close(&s);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
+#define MANY 64
+
+START_TEST(test_many_connections)
+{
+	static struct conn_pair p[MANY];
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *l;
+	struct side srv, cli;
+	int i, j, est_c = 0, est_s = 0, nreq = 0;
+	uint16_t port;
+
+	attr_fast(&a);
+	a.mpa_req_timeout_ms = 5000;
+	a.mpa_rep_timeout_ms = 5000;
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, "127.0.0.1", &port);
+	for (i = 0; i < MANY; i++) {
+		struct iwarp_conn_param cp;
+		char pd[8];
+
+		p[i].c = client_to(&cli, "127.0.0.1", port);
+		snprintf(pd, sizeof(pd), "c%02d", i);
+		memset(&cp, 0, sizeof(cp));
+		cp.private_data = pd;
+		cp.private_data_len = 4;
+		ck_assert_int_eq(iwarp_cm_connect(p[i].c, &cp), 0);
+	}
+	/* accept them all as their requests come in, in any order; the
+	 * server's ESTABLISHED events interleave with the requests */
+	while (nreq < MANY || est_s < MANY) {
+		ck_assert(ch_ready(srv.ch, WAIT_MS));
+		ck_assert_int_eq(iwarp_cm_get_event(srv.ch, &ev), 0);
+		if (ev->event == IWARP_CM_EVENT_ESTABLISHED) {
+			est_s++;
+			ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+			continue;
+		}
+		ck_assert_int_eq(ev->event, IWARP_CM_EVENT_CONNECT_REQUEST);
+		nreq++;
+		ck_assert_uint_eq(ev->param.conn.private_data_len, 4);
+		j = atoi((const char *)ev->param.conn.private_data + 1);
+		ck_assert(j >= 0 && j < MANY && !p[j].s);
+		p[j].s = ev->id;
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+		qp_attr(&srv, &qa);
+		ck_assert_int_eq(iwarp_cm_create_qp(p[j].s, srv.pd, &qa), 0);
+		ck_assert_int_eq(iwarp_cm_accept(p[j].s, NULL), 0);
+	}
+	for (i = 0; i < MANY; i++) {
+		ev = expect_ev(cli.ch, IWARP_CM_EVENT_ESTABLISHED);
+		ck_assert_uint_eq(ev->param.conn.private_data_len, 0);
+		est_c++;
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	}
+	ck_assert_int_eq(est_c, MANY);
+	ck_assert(!ch_ready(srv.ch, 0));
+	for (i = 0; i < MANY; i++) {
+		destroy(p[i].c);
+		destroy(p[i].s);
+	}
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+/* INLINE progress: nobody runs the engines but iwarp_cm_get_event (both
+ * sides on one channel) and iwarp_poll_cq. */
+START_TEST(test_inline_progress)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_cm_event *ev;
+	struct side srv, cli;
+	struct conn_pair p;
+	uint16_t port;
+	int i, est = 0;
+
+	attr_fast(&a);
+	a.progress = IWARP_PROGRESS_INLINE;
+	a.mpa_req_timeout_ms = 5000;
+	a.mpa_rep_timeout_ms = 5000;
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	/* one channel for both sides */
+	iwarp_cm_destroy_event_channel(cli.ch);
+	cli.ch = srv.ch;
+	p.l = listen_on(&srv, "127.0.0.1", &port);
+	p.c = client_to(&cli, "127.0.0.1", port);
+	ck_assert_int_eq(iwarp_cm_connect(p.c, NULL), 0);
+	ck_assert_int_eq(iwarp_cm_get_event(srv.ch, &ev), 0); /* blocks */
+	ck_assert_int_eq(ev->event, IWARP_CM_EVENT_CONNECT_REQUEST);
+	p.s = ev->id;
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	qp_attr(&srv, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(p.s, srv.pd, &qa), 0);
+	ck_assert_int_eq(iwarp_cm_accept(p.s, NULL), 0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(iwarp_cm_get_event(srv.ch, &ev), 0);
+		ck_assert_int_eq(ev->event, IWARP_CM_EVENT_ESTABLISHED);
+		est |= ev->id == p.c ? 1 : 2;
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	}
+	ck_assert_int_eq(est, 3);
+	send_one(&srv, &cli, &p);
+	destroy(p.c);
+	destroy(p.s);
+	ck_assert_int_eq(iwarp_cm_destroy_id(p.l), 0);
+	cli.ch = iwarp_cm_create_event_channel();
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+static Suite *cm_suite(void)
+{
+	Suite *s = suite_create("cm");
+	TCase *tc = tcase_create("loopback");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_channel_and_default_context);
+	tcase_add_test(tc, test_getaddr);
+	tcase_add_test(tc, test_resolve_and_listen);
+	tcase_add_test(tc, test_unreachable);
+	tcase_add_test(tc, test_reject_with_private_data);
+	tcase_add_test(tc, test_hostile_clients);
+	tcase_add_test(tc, test_bad_responders);
+	tcase_add_test(tc, test_destroy_listener_with_pending);
+	tcase_add_test(tc, test_destroy_drops_queued_events);
+	tcase_add_loop_test(tc, test_connect_options, 0,
+			    (int)(sizeof(opts) / sizeof(opts[0])));
+	tcase_add_test(tc, test_many_connections);
+	tcase_add_test(tc, test_inline_progress);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+IW_TEST_MAIN(cm_suite)
