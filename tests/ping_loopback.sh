@@ -1,0 +1,127 @@
+#!/bin/sh
+# tests/ping_loopback.sh: iwarp_ping server and client over 127.0.0.1.
+#
+# For each ping size (64, 1000, 4096, 65535) and each connection variant
+# (defaults, --crc, --markers, --mpa-rev 1) a server (-s -C 20 -V) and a
+# client (-c -C 20 -V) must both exit 0 and the client must report 20
+# pings. Then a few failure cases must fail cleanly. Every run is bounded
+# by timeout(1). Exit 77 (skip) when iwarp_ping reports that io_uring is
+# unavailable (its exit status 3).
+
+top_builddir=${top_builddir:-.}
+PING=${IWARP_PING:-$top_builddir/tools/iwarp_ping}
+COUNT=20
+T=60            # bound of one iwarp_ping run, seconds
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ping_loopback.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+if ! command -v timeout >/dev/null 2>&1; then
+	echo "SKIP: timeout(1) not found"
+	exit 77
+fi
+if [ ! -x "$PING" ]; then
+	echo "FAIL: $PING not built"
+	exit 99
+fi
+
+# A random port in 20000..59999 nobody listens on (ss when available).
+pick_port() {
+	while :; do
+		p=$(( ( $(od -An -N2 -tu2 /dev/urandom) % 40000 ) + 20000 ))
+		if command -v ss >/dev/null 2>&1 &&
+		   [ -n "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]; then
+			continue
+		fi
+		echo "$p"
+		return
+	done
+}
+
+# Waits (up to ~10 s) until something listens on port $1, if ss exists.
+wait_listen() {
+	command -v ss >/dev/null 2>&1 || { sleep 1; return 0; }
+	i=0
+	while [ $i -lt 100 ]; do
+		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+skip_if_no_uring() {
+	if [ "$1" -eq 3 ]; then
+		echo "SKIP: iwarp_ping reports io_uring unavailable:"
+		cat "$2"
+		exit 77
+	fi
+}
+
+# run_pair NAME SIZE OPTS...: one server + one client run.
+run_pair() {
+	name=$1 size=$2
+	shift 2
+	port=$(pick_port)
+	log="$tmp/$name"
+	timeout $T "$PING" -s -a 127.0.0.1 -p "$port" -C $COUNT -V \
+		--listen-timeout 30000 "$@" >"$log.s.out" 2>"$log.s.err" &
+	spid=$!
+	if ! wait_listen "$port" "$spid"; then
+		wait "$spid"
+		src=$?
+		skip_if_no_uring $src "$log.s.err"
+		echo "FAIL $name: server not listening (exit $src)"
+		cat "$log.s.err"
+		fail=1
+		return
+	fi
+	timeout $T "$PING" -c -a 127.0.0.1 -p "$port" -C $COUNT -V -S "$size" \
+		"$@" >"$log.c.out" 2>"$log.c.err"
+	crc=$?
+	wait "$spid"
+	src=$?
+	skip_if_no_uring $crc "$log.c.err"
+	if [ $crc -ne 0 ] || [ $src -ne 0 ] ||
+	   ! grep -q "^$COUNT pings of $size bytes" "$log.c.out"; then
+		echo "FAIL $name: client exit $crc, server exit $src"
+		sed 's/^/  client: /' "$log.c.out" "$log.c.err"
+		sed 's/^/  server: /' "$log.s.out" "$log.s.err"
+		fail=1
+		return
+	fi
+	echo "ok   $name: $(cat "$log.c.out")"
+}
+
+for size in 64 1000 4096 65535; do
+	run_pair "default-$size" $size
+	run_pair "crc-$size" $size --crc
+	run_pair "markers-$size" $size --markers
+	run_pair "mpa-rev1-$size" $size --mpa-rev 1
+done
+
+# Failure cases: each must end non-zero, and not by timeout(1) (124).
+expect_fail() {
+	name=$1 want=$2
+	shift 2
+	timeout $T "$PING" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	rc=$?
+	skip_if_no_uring $rc "$tmp/$name.err"
+	if [ $rc -eq 0 ] || [ $rc -eq 124 ] ||
+	   { [ "$want" != any ] && [ $rc -ne "$want" ]; }; then
+		echo "FAIL $name: exit $rc (want ${want})"
+		cat "$tmp/$name.out" "$tmp/$name.err"
+		fail=1
+		return
+	fi
+	echo "ok   $name: exit $rc: $(head -n 1 "$tmp/$name.err")"
+}
+
+expect_fail size-too-small 2 -c -a 127.0.0.1 -S 25
+expect_fail size-too-big 2 -c -a 127.0.0.1 -S 65536
+expect_fail no-role 2 -a 127.0.0.1
+expect_fail refused 1 -c -a 127.0.0.1 -p "$(pick_port)" -C 1 --timeout 5000
+expect_fail no-client 1 -s -a 127.0.0.1 -p "$(pick_port)" --listen-timeout 200
+
+exit $fail

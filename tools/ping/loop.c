@@ -1,0 +1,363 @@
+/*
+ * tools/ping/loop.c: context set-up and the single-threaded event loop.
+ *
+ * rping runs a CM thread and a CQ thread that block forever; here one
+ * poll() covers the CM event channel, the completion channel and the async
+ * event fd, and every wait is bounded by the nearest session deadline
+ * (--timeout), so a silent peer fails the run instead of hanging it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/ping/session.h"
+
+static volatile sig_atomic_t loop_signalled;
+
+static void loop_on_signal(int sig)
+{
+	(void)sig;
+	loop_signalled = 1;
+}
+
+/* SIGINT/SIGTERM interrupt poll() (no SA_RESTART) and end the run. */
+static void loop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = loop_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Makes |fd| non-blocking: the get-event calls then return -EAGAIN. */
+static void loop_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Opens the context with the options' MPA settings. */
+static int loop_open(struct ping_loop *l)
+{
+	const struct ping_opts *o = l->o;
+	struct iwarp_context_attr attr;
+	int err;
+
+	iwarp_context_attr_init(&attr);
+	if (o->crc >= 0)
+		attr.crc = (enum iwarp_crc_policy)o->crc;
+	if (o->markers >= 0)
+		attr.markers = o->markers;
+	if (o->mpa_rev >= 0)
+		attr.mpa_rev = o->mpa_rev;
+	if (o->p2p >= 0)
+		attr.p2p = (enum iwarp_p2p_rtr)o->p2p;
+
+	l->ctx = iwarp_open_context(&attr);
+	if (!l->ctx) {
+		err = errno;
+		if (err == ENOSYS || err == EPERM) {
+			fprintf(stderr,
+				"iwarp_ping: io_uring is unavailable on this system: %s\n",
+				strerror(err));
+			return PING_EXIT_NO_URING;
+		}
+		fprintf(stderr,
+			"iwarp_ping: cannot open a libiwarp context: %s\n",
+			iwarp_strerror(-err));
+		return PING_EXIT_FAIL;
+	}
+	if (o->debug && !iwarp_query_context(l->ctx, &attr))
+		printf("context: mpa_rev %d crc %d markers %d p2p %d progress %d fpdu_max %u\n",
+		       attr.mpa_rev, (int)attr.crc, attr.markers, (int)attr.p2p,
+		       (int)attr.progress, attr.fpdu_max);
+
+	l->cm_ch = iwarp_cm_create_event_channel();
+	if (!l->cm_ch) {
+		fprintf(stderr, "iwarp_ping: rdma_create_event_channel: %s\n",
+			iwarp_strerror(-errno));
+		return PING_EXIT_FAIL;
+	}
+	l->comp_ch = iwarp_create_comp_channel(l->ctx);
+	if (!l->comp_ch) {
+		fprintf(stderr, "iwarp_ping: ibv_create_comp_channel: %s\n",
+			iwarp_strerror(-errno));
+		return PING_EXIT_FAIL;
+	}
+	loop_nonblock(l->cm_ch->fd);
+	loop_nonblock(l->comp_ch->fd);
+	if (iwarp_async_fd(l->ctx) >= 0)
+		loop_nonblock(iwarp_async_fd(l->ctx));
+	return PING_EXIT_OK;
+}
+
+/* Handles every pending CM event. */
+static void loop_cm_events(struct ping_loop *l)
+{
+	struct iwarp_cm_event *ev;
+	struct ping_sess *s;
+	int ret;
+
+	for (;;) {
+		ret = iwarp_cm_get_event(l->cm_ch, &ev);
+		if (ret == -EAGAIN || ret == -EINTR)
+			return;
+		if (ret) {
+			fprintf(stderr, "iwarp_ping: rdma_get_cm_event: %s\n",
+				iwarp_strerror(ret));
+			l->failures++;
+			l->stop = 1;
+			return;
+		}
+		s = ev->id ? ev->id->context : NULL;
+		ping_dbg(l->o, "cma_event type %s cma_id %p (%s) status %d\n",
+			 iwarp_cm_event_str(ev->event), (void *)ev->id,
+			 s && s->server ? "child" : "parent", ev->status);
+		if (ev->event == IWARP_CM_EVENT_CONNECT_REQUEST)
+			server_connect_request(l, ev);
+		else if (s && s->server)
+			server_cm_event(s, ev);
+		else if (s)
+			client_cm_event(s, ev);
+		else if (ev->event == IWARP_CM_EVENT_DEVICE_REMOVAL) {
+			fprintf(stderr,
+				"iwarp_ping: cma detected device removal\n");
+			l->failures++;
+			l->stop = 1;
+		}
+		iwarp_cm_ack_event(ev);
+	}
+}
+
+/* Handles every pending CQ event: re-arm, then drain the CQ. */
+static void loop_cq_events(struct ping_loop *l)
+{
+	struct iwarp_wc wc;
+	struct iwarp_cq *cq;
+	struct ping_sess *s;
+	void *cq_ctx;
+	int ret;
+
+	for (;;) {
+		ret = iwarp_get_cq_event(l->comp_ch, &cq, &cq_ctx);
+		if (ret == -EAGAIN || ret == -EINTR)
+			return;
+		if (ret) {
+			fprintf(stderr, "iwarp_ping: ibv_get_cq_event: %s\n",
+				iwarp_strerror(ret));
+			l->failures++;
+			l->stop = 1;
+			return;
+		}
+		iwarp_ack_cq_events(cq, 1);
+		s = cq_ctx;
+		ret = iwarp_req_notify_cq(cq, 0);
+		if (ret) {
+			sess_fail(s, "req_notify_cq: %s", iwarp_strerror(ret));
+			continue;
+		}
+		while (s->state != SESS_DONE &&
+		       (ret = iwarp_poll_cq(cq, 1, &wc)) == 1) {
+			if (s->server)
+				server_wc(s, &wc);
+			else
+				client_wc(s, &wc);
+		}
+		if (ret < 0)
+			sess_fail(s, "poll_cq: %s", iwarp_strerror(ret));
+	}
+}
+
+/* Reports asynchronous QP/CQ errors (the WC or CM event fails the run). */
+static void loop_async_events(struct ping_loop *l)
+{
+	struct iwarp_async_event ev;
+
+	while (!iwarp_get_async_event(l->ctx, &ev)) {
+		if (ev.event_type == IWARP_EVENT_COMM_EST ||
+		    ev.event_type == IWARP_EVENT_SQ_DRAINED ||
+		    ev.event_type == IWARP_EVENT_QP_LAST_WQE_REACHED)
+			ping_dbg(l->o, "async event %s\n",
+				 iwarp_event_type_str(ev.event_type));
+		else if (ev.term.layer || ev.term.etype || ev.term.ecode ||
+			 ev.term_received)
+			fprintf(stderr,
+				"iwarp_ping: async event %s: TERMINATE %s %s\n",
+				iwarp_event_type_str(ev.event_type),
+				ev.term_received ? "from the peer:" : "sent:",
+				iwarp_term_strerror(ev.term.layer,
+						    ev.term.etype,
+						    ev.term.ecode));
+		else
+			fprintf(stderr, "iwarp_ping: async event %s\n",
+				iwarp_event_type_str(ev.event_type));
+		iwarp_ack_async_event(&ev);
+	}
+}
+
+/* Milliseconds until the nearest deadline (rounded up), -1 if none. */
+static int loop_timeout(struct ping_loop *l, uint64_t now)
+{
+	uint64_t next = l->listen_deadline;
+	struct ping_sess *s;
+
+	for (s = l->sessions; s; s = s->next)
+		if (s->deadline && (!next || s->deadline < next))
+			next = s->deadline;
+	if (!next)
+		return -1;
+	if (next <= now)
+		return 0;
+	if (next - now > UINT64_C(3600000) * UINT64_C(1000000))
+		return 3600000;
+	return (int)((next - now + 999999) / 1000000);
+}
+
+/* Fails every session (and the listener) whose deadline has passed. */
+static void loop_deadlines(struct ping_loop *l)
+{
+	uint64_t now = ping_now_ns();
+	struct ping_sess *s;
+
+	if (l->listen_deadline && l->listen_deadline <= now) {
+		fprintf(stderr,
+			"iwarp_ping: no connection request within %d ms\n",
+			l->o->listen_timeout_ms);
+		l->failures++;
+		l->stop = 1;
+	}
+	for (s = l->sessions; s; s = s->next) {
+		if (!s->deadline || s->deadline > now)
+			continue;
+		if (s->state == SESS_DISCONNECTING) {
+			fprintf(stderr,
+				"iwarp_ping: warning: no DISCONNECTED event within %d ms\n",
+				s->o->timeout_ms);
+			sess_end(s, 0);
+			continue;
+		}
+		sess_fail(s, "timeout after %d ms waiting for %s",
+			  s->o->timeout_ms, s->waiting);
+	}
+}
+
+/* Frees finished sessions; decides whether the loop ends. */
+static void loop_reap(struct ping_loop *l)
+{
+	struct ping_sess *s, *next;
+
+	for (s = l->sessions; s; s = next) {
+		next = s->next;
+		if (s->state != SESS_DONE)
+			continue;
+		if (!s->rejected) {
+			l->sessions_done++;
+			if (s->result)
+				l->failures++;
+			if (!s->server) {
+				client_print_stats(s);
+				l->stop = 1;
+			} else if (!l->o->persistent) {
+				l->stop = 1;
+			}
+		}
+		sess_free(s);
+	}
+}
+
+/* The signal: the client finishes its ping and disconnects; the server
+ * stops. */
+static void loop_interrupt(struct ping_loop *l)
+{
+	struct ping_sess *s;
+
+	l->interrupted = 1;
+	if (l->o->server) {
+		l->stop = 1;
+		return;
+	}
+	for (s = l->sessions; s; s = s->next)
+		client_interrupt(s);
+}
+
+/* Runs until the loop is told to stop. */
+static void loop_run(struct ping_loop *l)
+{
+	struct pollfd pfd[3];
+	int n;
+
+	pfd[0].fd = l->cm_ch->fd;
+	pfd[1].fd = l->comp_ch->fd;
+	pfd[2].fd = iwarp_async_fd(l->ctx);
+	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+
+	while (!l->stop) {
+		if (loop_signalled && !l->interrupted)
+			loop_interrupt(l);
+		pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
+		n = poll(pfd, 3, loop_timeout(l, ping_now_ns()));
+		if (n < 0 && errno != EINTR) {
+			perror("iwarp_ping: poll");
+			l->failures++;
+			break;
+		}
+		if (n > 0) {
+			if (pfd[0].revents & POLLIN)
+				loop_cm_events(l);
+			if (pfd[1].revents & POLLIN)
+				loop_cq_events(l);
+			if (pfd[2].revents & POLLIN)
+				loop_async_events(l);
+		}
+		loop_deadlines(l);
+		loop_reap(l);
+	}
+}
+
+int ping_run(const struct ping_opts *o)
+{
+	struct ping_loop l;
+	int ret;
+
+	memset(&l, 0, sizeof(l));
+	l.o = o;
+	if (o->self_qp)
+		ping_dbg(o, "-q: the QP is always created through the CM\n");
+	loop_signals();
+	ret = loop_open(&l);
+	if (ret == PING_EXIT_OK) {
+		if (o->server)
+			ret = server_start(&l);
+		else
+			ret = client_start(&l);
+		if (ret)
+			l.failures++;
+		else
+			loop_run(&l);
+		/* a failed start may leave a finished session behind */
+		loop_reap(&l);
+		while (l.sessions)
+			sess_free(l.sessions);
+		ret = l.failures ? PING_EXIT_FAIL : PING_EXIT_OK;
+	}
+	if (l.listen_id)
+		iwarp_cm_destroy_id(l.listen_id);
+	if (l.comp_ch)
+		iwarp_destroy_comp_channel(l.comp_ch);
+	if (l.cm_ch)
+		iwarp_cm_destroy_event_channel(l.cm_ch);
+	if (l.ctx)
+		iwarp_close_context(l.ctx);
+	return ret;
+}
