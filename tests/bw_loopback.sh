@@ -1,0 +1,60 @@
+#!/bin/sh
+# iwarp_bw loopback test: server + client on 127.0.0.1 for write/read/send,
+# BW and latency, plain and with --crc / --markers. Every run is bounded with
+# timeout(1). Exit 77 (skip) when the tool reports that io_uring is missing.
+set -u
+BW=${top_builddir:-.}/tools/iwarp_bw
+[ -x "$BW" ] || { echo "SKIP: $BW not built"; exit 77; }
+TMP=$(mktemp -d) || exit 99
+trap 'rm -rf "$TMP"' EXIT
+fail=0 pass=0
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+		echo $((20000 + $$ % 20000))
+}
+
+# run NAME EXPECTED_SIZES ITERS ARGS...
+run() {
+	name=$1 sizes=$2 iters=$3
+	shift 3
+	port=$(free_port)
+	timeout 60 "$BW" -p "$port" "$@" >"$TMP/s.out" 2>"$TMP/s.err" &
+	spid=$!
+	sleep 0.3
+	timeout 60 "$BW" -p "$port" "$@" 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
+	crc=$?
+	wait $spid
+	src=$?
+	if grep -q 'io_uring unavailable' "$TMP/s.err" "$TMP/c.err"; then
+		echo "SKIP: io_uring unavailable"
+		exit 77
+	fi
+	ok=1
+	[ $crc -eq 0 ] && [ $src -eq 0 ] || ok=0
+	for s in $sizes; do
+		# a result row starts with the size then the iteration count
+		grep -Eq "^ $s +$iters " "$TMP/c.out" || ok=0
+	done
+	if [ $ok -eq 1 ]; then
+		pass=$((pass + 1))
+		echo "PASS: $name"
+	else
+		fail=$((fail + 1))
+		echo "FAIL: $name (client rc=$crc, server rc=$src)"
+		sed 's/^/  client: /' "$TMP/c.out" "$TMP/c.err" | tail -20
+		sed 's/^/  server: /' "$TMP/s.err" | tail -10
+	fi
+}
+
+for t in write read send; do
+	run "$t bw" 65536 200 --test $t -n 200
+	run "$t lat" 2 100 --test $t --latency -n 100
+	run "$t bw -s 1024 --crc" 1024 100 --test $t -s 1024 -n 100 --crc
+	run "$t lat --markers" 2 50 --test $t --latency -n 50 --markers
+done
+run "write bw -q 2 -b" 4096 100 --test write -s 4096 -n 100 -q 2 -b
+run "send bw -b --report_gbits" 4096 100 --test send -s 4096 -n 100 -b --report_gbits
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,348 @@
+/*
+ * iwarp_bw: perftest-compatible bandwidth and latency tests over libiwarp.
+ * Shared types of the tool. Uses only the public header <iwarp/iwarp.h>.
+ *
+ * Perftest facts this tool follows (linux-rdma/perftest, the version that
+ * Debian 12 ships as perftest 4.5+0.17, whose internal VERSION is "6.06").
+ * Re-check them against these files before changing the wire behaviour:
+ *
+ * src/perftest_parameters.c (force_dependecies, ctx_print_test_info):
+ *  - -R sets work_rdma_cm; that also sets use_rdma_cm, so BOTH the control
+ *    ("Data ex. method : rdma_cm") and the data QPs go through rdma_cm, on
+ *    the same TCP port (default 18515).
+ *  - Parameter block lines and the "rdma_cm QPs\t : ON" (tab!) line; the
+ *    server also prints " Waiting for client rdma_cm QP to connect".
+ * src/perftest_parameters.h:
+ *  - DEF_PORT 18515, DEF_SIZE_BW 65536, DEF_SIZE_LAT 2, DEF_ITERS 1000 (lat),
+ *    DEF_ITERS_WB 5000 (bw), DEF_TX_BW 128, DEF_TX_LAT 1, DEF_RX_SEND 512,
+ *    DEF_RX_RDMA 1, DEF_CQ_MOD 100, DEF_DURATION 5, DEF_MARGIN 2,
+ *    MAX_SIZE 8388608 (-a runs 2^1 .. 2^23), MAX_VERSION 16, RESULT_LINE
+ *    (87 dashes), RESULT_FMT(_G), REPORT_FMT, REPORT_FMT_EXT (6 decimals when
+ *    the Gb/s average is < 0.1), RESULT_FMT_LAT, REPORT_FMT_LAT. The exact
+ *    format strings of 6.06 were checked with strings(1) on Debian's
+ *    ib_write_bw binary (REPORT_FMT_LAT prints iterations with %lu).
+ *  - struct bw_report_data {size, iters, bw_peak, bw_avg, ..., msgRate_avg}.
+ * src/perftest_resources.h: struct pingpong_dest on x86-64 (56 octets):
+ *    lid@0 out_reads@4 qpn@8 psn@12 rkey@16 (pad) vaddr@24 gid[16]@32
+ *    srqn@48 gid_index@52.
+ * src/perftest_communication.c / .h:
+ *  - Control channel (create_comm_struct, establish_connection,
+ *    rdma_client_connect, rdma_server_connect): one RC QP, tx/rx depth 1,
+ *    each side posts ONE receive of sizeof(pingpong_dest) with
+ *    wr_id SYNC_SPEC_ID (5) before connect/accept and re-posts one after each
+ *    received message. conn_param: retry_count 7, rnr_retry_count 7,
+ *    responder_resources = initiator_depth = out_reads for READ tests, else 0.
+ *    The server listens with backlog = num_of_qps, accepts the first
+ *    request and destroys the listening id.
+ *  - rdma_write_keys/rdma_read_keys (ctx_hand_shake): a Send of the whole
+ *    pingpong_dest, wr_id 5; with HAVE_ENDIAN every integer field is
+ *    big-endian (htobe32/htobe64), gid copied raw. The CLIENT writes first,
+ *    then reads; the server reads, then writes.
+ *  - ctx_xchg_data (rdma_write_data/rdma_read_data): same pattern, |size|
+ *    octets. exchange_versions: 16 octets (version string). check_sys_data
+ *    (peer >= 5.32): cycle_buffer then cache_line_size, each a big-endian
+ *    int; both sides take the max. check_mtu (peer >= 5.1): the MTU enum
+ *    printed with "%d", 2 octets if peer >= 5.31 (else sizeof(int)).
+ *  - xchg_bw_reports: five separate exchanges: size (8, BE), iters (8 BE if
+ *    peer >= 5.33, else 4), bw_peak, bw_avg, msgRate_avg (doubles, byte
+ *    swapped to big-endian).
+ *  - create_rdma_cm_connection: handshake, then the data connections (the
+ *    client resolves/connects num_of_qps ids and retries 10 times, 100 ms
+ *    apart, because the server may not listen yet; the server listens on
+ *    the same port with backlog num_of_qps), then another handshake.
+ *    Server accept clamps responder_resources/initiator_depth to the peer's.
+ *  - rdma_cm_disconnect_nodes (destroy_ctx): the SERVER rdma_disconnect()s
+ *    every data id; both sides then wait for one DISCONNECTED per id.
+ *  - ctx_close_connection: one more handshake.
+ * src/perftest_communication.c set_up_connection: my_dest.vaddr =
+ *    buf + (num_of_qps + i) * BUFF_SIZE (second half of one buffer is the
+ *    remote target), rkey = the MR's rkey, out_reads, random 24-bit psn.
+ * src/perftest_resources.c:
+ *  - MR access: LOCAL_WRITE, + REMOTE_WRITE for WRITE, + REMOTE_READ for
+ *    READ, and READ on iWARP also gets REMOTE_WRITE (iWARP Read sink).
+ *  - run_iter_bw: up to tx_depth outstanding, every cq_mod-th WR signalled
+ *    (and the last one); tposted/tcompleted per WR for the peak.
+ *  - iWARP Send tests (send_rcredit): ctx_alloc_credit overwrites
+ *    my_dest.rkey/vaddr with a credit buffer (2*num_qps uint32, REMOTE_WRITE,
+ *    credit_buf = second half); credit_cnt = rx_depth/3. The receiver, each
+ *    time (rcnt % rx_depth) % credit_cnt == 0, RDMA-Writes its uint32 receive
+ *    count (host order) to the sender's credit word; the sender stops while
+ *    scnt + 1 - credit >= rx_depth. The sender zeroes its credit words after
+ *    the per-size handshake.
+ *  - run_iter_lat_write: ping-pong of RDMA Writes; the client writes first,
+ *    each side spins on the last octet of its remote-target region
+ *    (buf + BUFF + size - 1) until it equals (char)iteration, then writes
+ *    (char)++scnt as its own last octet. run_iter_lat (read): the client
+ *    posts one Read at a time. run_iter_lat_send: Send ping-pong, client
+ *    first. Latency = deltas of consecutive tposted, sorted: min, max,
+ *    median (typical), avg, stdev, 99% and 99.9% percentiles; divided by 2
+ *    for Send and Write, not for Read.
+ *  - print_report_bw: MB/sec = 0x100000 B/s, Gb/sec = 125000000 B/s,
+ *    MsgRate = iters / time / 1e6.
+ * src/write_bw.c, read_bw.c: handshakes after the connection: one per QP,
+ *    one per QP again (remote info printed), one more; the server then waits
+ *    in a handshake, xchg_bw_reports, prints the client's report, closes.
+ *    The client runs every size (duplex: a handshake before each run, and
+ *    after it with -a), prints, handshake + xchg_bw_reports, closes.
+ * src/send_bw.c: one handshake per QP (credit info), one, one per QP; then
+ *    per size: the receiver posts its receives, handshake, run, both sides
+ *    print their own row, (-a: handshake); close.
+ * src/read_lat.c: one, one per QP, one per QP, one; the server then only
+ *    closes. write_lat.c, send_lat.c: assumed the same counts as read_lat
+ *    and send_bw respectively (to be confirmed against siw, see the man
+ *    page); send_lat handshakes before each size after posting receives.
+ */
+#ifndef IWARP_TOOLS_BW_H
+#define IWARP_TOOLS_BW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <iwarp/iwarp.h>
+
+#define BW_PERFTEST_VERSION "6.06" /* what we announce (perftest 4.5-0.17) */
+#define BW_MAX_VERSION 16
+#define BW_DEST_SIZE 56            /* sizeof(struct pingpong_dest), x86-64 */
+#define BW_SYNC_WRID 5             /* SYNC_SPEC_ID */
+#define BW_CTRL_BUF 256
+#define BW_MAX_SIZE (8u << 20)
+#define BW_CYCLE_BUFFER 4096
+#define BW_CACHE_LINE 64
+#define BW_MTU_ENUM 5 /* IBV_MTU_4096 */
+#define BW_EXIT_NOURING 2
+
+enum bw_verb { BW_SEND = 0, BW_WRITE = 1, BW_READ = 2 };
+
+/* Command line options (perftest names plus the libiwarp knobs). */
+struct bw_opts {
+	enum bw_verb verb;
+	int latency;
+	const char *server; /* NULL: we are the server */
+	const char *bind_addr;
+	uint16_t port;
+	uint64_t size;
+	int size_set;
+	int all;
+	uint64_t iters;
+	int iters_set;
+	int duration;
+	int margin;
+	int num_qps;
+	int duplex;
+	int tx_depth;
+	int rx_depth;
+	int inline_size;
+	int out_reads;
+	int cq_mod;
+	int report_gbits;
+	int json;
+	int progress_line;
+	/* libiwarp */
+	int crc_set;
+	enum iwarp_crc_policy crc;
+	int markers;
+	int mpa_rev;
+	int p2p_set;
+	enum iwarp_p2p_rtr p2p;
+	const char *cc;
+	int progress_set;
+	enum iwarp_progress_mode progress;
+};
+
+/* struct pingpong_dest in host form. */
+struct bw_dest {
+	int32_t lid;
+	int32_t out_reads;
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t vaddr;
+	uint8_t gid[16];
+	uint32_t srqn;
+	int32_t gid_index;
+};
+
+/* struct bw_report_data fields that go on the wire. */
+struct bw_report {
+	uint64_t size;
+	uint64_t iters;
+	double bw_peak;
+	double bw_avg;
+	double msg_rate;
+};
+
+/* The control connection (perftest's user_comm with use_rdma_cm). */
+struct bw_comm {
+	struct iwarp_context *ctx;
+	struct iwarp_event_channel *ch;
+	struct iwarp_cm_id *id;
+	struct iwarp_pd *pd;
+	struct iwarp_cq *scq;
+	struct iwarp_cq *rcq;
+	struct iwarp_mr *mr;
+	uint8_t *buf; /* [0, BW_CTRL_BUF) receive, [BW_CTRL_BUF, 2x) send */
+	int client;
+	int inline_progress;
+	char rem_version[BW_MAX_VERSION];
+	double rem_ver;
+};
+
+/* One data QP. */
+struct bw_qp {
+	struct iwarp_cm_id *id;
+	struct iwarp_qp *qp;
+	uint64_t rem_addr;
+	uint32_t rem_rkey;
+	uint64_t scnt;    /* WRs posted */
+	uint64_t ccnt;    /* WRs completed */
+	uint64_t rposted; /* receives posted (Send tests) */
+	uint64_t rcnt;    /* receives completed */
+	uint64_t credits_out; /* credit Writes not yet completed */
+	int connected;
+};
+
+/* The data side: one PD, one buffer, CQs shared by all QPs. */
+struct bw_data {
+	struct iwarp_context *ctx;
+	struct iwarp_event_channel *ch;
+	struct iwarp_cm_id *listen_id;
+	struct iwarp_pd *pd;
+	struct iwarp_cq *scq;
+	struct iwarp_cq *rcq;
+	struct iwarp_mr *mr;
+	uint8_t *buf;   /* 2 * n * buff octets */
+	size_t buff;    /* BUFF_SIZE: max(size, cycle_buffer) */
+	struct bw_qp *q;
+	int n;
+	int send_credit;      /* iWARP Send test: credits by RDMA Write */
+	uint32_t *ctrl_buf;   /* [0,n) our counts, [n,2n) credits from peer */
+	struct iwarp_mr *ctrl_mr;
+	uint32_t credit_cnt;
+	uint32_t max_inline;
+	int inline_progress;
+};
+
+/* ---- comm.c: control channel and perftest wire formats ---- */
+
+/*
+ * Encodes |d| as perftest's 56-octet big-endian struct pingpong_dest into
+ * |out| (BW_DEST_SIZE octets).
+ */
+void bw_dest_encode(const struct bw_dest *d, uint8_t *out);
+
+/*
+ * Decodes a received pingpong_dest of |len| octets into |d|.
+ * Returns 0, or -EBADMSG when |len| is too short to hold rkey and vaddr.
+ */
+int bw_dest_decode(const uint8_t *in, size_t len, struct bw_dest *d);
+
+/*
+ * Connects (client) or accepts (server) the control connection on
+ * |o|->port. Returns 0 or a negative code (message printed).
+ */
+int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx, const struct bw_opts *o);
+
+/*
+ * ctx_xchg_data: the client sends |len| octets of |mine| then receives into
+ * |theirs|; the server the other way round. Returns the received length or a
+ * negative code.
+ */
+int bw_comm_xchg(struct bw_comm *c, const void *mine, size_t len, void *theirs, size_t cap);
+
+/* ctx_hand_shake: exchanges |mine| for the peer's pingpong_dest. 0 or < 0. */
+int bw_comm_handshake(struct bw_comm *c, const struct bw_dest *mine, struct bw_dest *theirs);
+
+/* xchg_bw_reports: 0 or < 0. */
+int bw_comm_xchg_report(struct bw_comm *c, const struct bw_report *mine, struct bw_report *theirs);
+
+/*
+ * exchange_versions + check_sys_data + check_mtu. Fills the peer version and
+ * *|mtu| (the smaller MTU enum). Returns 0 or < 0.
+ */
+int bw_comm_preamble(struct bw_comm *c, int *mtu);
+
+/* Tears the control connection down. */
+void bw_comm_close(struct bw_comm *c);
+
+/*
+ * Waits up to |ms| for a CM event of type |want| on |ch| (other events are
+ * acknowledged and ignored unless fatal). On success *|ev| is the event,
+ * to be acked by the caller. Returns 0, -ETIMEDOUT or the event's error.
+ */
+int bw_cm_wait(struct iwarp_event_channel *ch, enum iwarp_cm_event_type want, int ms,
+	       struct iwarp_cm_event **ev);
+
+/* Polls |cq| until one completion arrives (driving the engine when inline). */
+int bw_poll_one(struct iwarp_context *ctx, struct iwarp_cq *cq, int inline_progress,
+		struct iwarp_wc *wc);
+
+/* ---- data.c: data connections, buffer, QPs ---- */
+
+/*
+ * Creates the data resources and connects num_qps QPs (client) or accepts
+ * them (server), between the two handshakes of create_rdma_cm_connection.
+ * Returns 0 or < 0.
+ */
+int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm *c,
+		    const struct bw_opts *o);
+
+/* Fills |mine| for QP |i| (set_up_connection, + ctx_alloc_credit). */
+void bw_data_my_dest(const struct bw_data *d, const struct bw_opts *o, int i, struct bw_dest *mine);
+
+/* Disconnects (server) and waits for DISCONNECTED, then frees everything. */
+void bw_data_close(struct bw_data *d, const struct bw_opts *o);
+
+/* ---- run.c: the measurements ---- */
+
+/* Per-size results of a BW run. */
+struct bw_result {
+	uint64_t size;
+	uint64_t iters;
+	double seconds;
+	double peak_bps; /* octets per second */
+};
+
+/* BW sender loop (run_iter_bw); duplex also receives. 0 or < 0. */
+int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct bw_result *r);
+
+/* Send BW receiver loop (run_iter_bw_server). 0 or < 0. */
+int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+		     struct bw_result *r);
+
+/* Posts the receives for a Send test of |size| octets. 0 or < 0. */
+int bw_post_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size);
+
+/* Latency loops; fill |samples| with the post time (ns) of every iteration. */
+int bw_run_lat(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *samples);
+
+/* ---- report.c: output ---- */
+
+/* Prints perftest's parameter block. */
+void bw_print_params(const struct bw_opts *o, struct iwarp_context *ctx, int mtu);
+
+/* Prints " local/remote address: ..." lines. */
+void bw_print_dest(const struct bw_opts *o, const char *side, const struct bw_dest *d);
+
+/* Prints the table header. */
+void bw_print_header(const struct bw_opts *o);
+
+/* Fills |rep| from |r| (print_report_bw). */
+void bw_make_report(const struct bw_opts *o, const struct bw_result *r, struct bw_report *rep);
+
+/* Prints one BW row (|rem| NULL or the peer's report to add). */
+void bw_print_bw_row(const struct bw_opts *o, const struct bw_report *mine, const struct bw_report *rem);
+
+/* Prints one latency row from |n| samples (ns), sorted in place. */
+void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *samples, uint64_t n);
+
+/* Prints the separator line (not in JSON mode). */
+void bw_print_line(const struct bw_opts *o);
+
+/* Live progress line on stderr (only when enabled). */
+void bw_progress(const struct bw_opts *o, uint64_t size, uint64_t done, uint64_t total);
+
+/* Monotonic time in nanoseconds. */
+uint64_t bw_now_ns(void);
+
+#endif /* IWARP_TOOLS_BW_H */

@@ -1,0 +1,324 @@
+/*
+ * iwarp_bw data connections: buffer, MR, CQs and num_qps RC QPs connected
+ * through the CM the way perftest's create_rdma_cm_connection does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tools/bw/bw.h"
+
+static int data_access(const struct bw_opts *o)
+{
+	int access = IWARP_ACCESS_LOCAL_WRITE;
+
+	if (o->verb == BW_WRITE)
+		access |= IWARP_ACCESS_REMOTE_WRITE;
+	/* iWARP: the Read sink MR also gets REMOTE_WRITE (perftest). */
+	if (o->verb == BW_READ)
+		access |= IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_WRITE;
+	return access;
+}
+
+static int data_resources(struct bw_data *d, const struct bw_opts *o)
+{
+	uint64_t max = o->all ? BW_MAX_SIZE : o->size;
+	size_t len;
+	int cqe;
+
+	d->buff = max < BW_CYCLE_BUFFER ? BW_CYCLE_BUFFER : (size_t)max;
+	len = 2 * (size_t)d->n * d->buff;
+	d->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	if (!d->buf)
+		return -ENOMEM;
+	memset(d->buf, 0, len);
+	d->pd = iwarp_alloc_pd(d->ctx);
+	if (!d->pd)
+		goto fail;
+	d->mr = iwarp_reg_mr(d->pd, d->buf, len, data_access(o));
+	if (!d->mr)
+		goto fail;
+	cqe = (o->tx_depth + 8) * d->n;
+	d->scq = iwarp_create_cq(d->ctx, cqe, NULL, NULL, 0);
+	if (!d->scq)
+		goto fail;
+	cqe = (o->rx_depth + 8) * d->n;
+	d->rcq = iwarp_create_cq(d->ctx, cqe, NULL, NULL, 0);
+	if (!d->rcq)
+		goto fail;
+	if (d->send_credit) {
+		d->ctrl_buf = calloc(2 * (size_t)d->n, sizeof(uint32_t));
+		if (!d->ctrl_buf)
+			return -ENOMEM;
+		d->ctrl_mr = iwarp_reg_mr(d->pd, d->ctrl_buf, 2 * (size_t)d->n * sizeof(uint32_t),
+					  IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE);
+		if (!d->ctrl_mr)
+			goto fail;
+		d->credit_cnt = (uint32_t)o->rx_depth / 3;
+		if (d->credit_cnt == 0)
+			d->credit_cnt = 1;
+	}
+	return 0;
+fail:
+	{
+		int rc = errno ? -errno : -ENOMEM;
+
+		fprintf(stderr, " iwarp_bw: data resources (pd/mr/cq): %s\n", iwarp_strerror(rc));
+		return rc;
+	}
+}
+
+static int data_create_qp(struct bw_data *d, const struct bw_opts *o, int i)
+{
+	struct iwarp_qp_init_attr qa;
+	int rc;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_context = &d->q[i];
+	qa.send_cq = d->scq;
+	qa.recv_cq = d->rcq;
+	qa.qp_type = IWARP_QPT_RC;
+	/* credits add one RDMA Write per credit_cnt receives */
+	qa.cap.max_send_wr = (uint32_t)o->tx_depth + (d->send_credit ? (uint32_t)o->tx_depth : 0u);
+	qa.cap.max_recv_wr = (uint32_t)o->rx_depth;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = (uint32_t)(o->inline_size > 0 ? o->inline_size : 0);
+	rc = iwarp_cm_create_qp(d->q[i].id, d->pd, &qa);
+	if (rc) {
+		fprintf(stderr, " iwarp_bw: iwarp_cm_create_qp (data QP %d): %s\n", i,
+			iwarp_strerror(rc));
+		return rc;
+	}
+	d->q[i].qp = d->q[i].id->qp;
+	d->max_inline = qa.cap.max_inline_data;
+	return 0;
+}
+
+static void data_conn_param(const struct bw_opts *o, struct iwarp_conn_param *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (o->verb == BW_READ) {
+		p->responder_resources = (uint8_t)o->out_reads;
+		p->initiator_depth = (uint8_t)o->out_reads;
+	}
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+/* One client attempt: resolve and connect every QP. */
+static int data_client_try(struct bw_data *d, const struct bw_opts *o,
+			   const struct sockaddr_storage *dst)
+{
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
+	int i, rc;
+
+	for (i = 0; i < d->n; i++) {
+		struct bw_qp *q = &d->q[i];
+
+		rc = iwarp_cm_create_id(d->ch, d->ctx, &q->id, q, IWARP_PS_TCP);
+		if (rc)
+			return rc;
+		rc = iwarp_cm_resolve_addr(q->id, NULL, (const struct sockaddr *)dst, 2000);
+		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
+			return rc;
+		iwarp_cm_ack_event(ev);
+		rc = iwarp_cm_resolve_route(q->id, 2000);
+		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
+			return rc;
+		iwarp_cm_ack_event(ev);
+		rc = data_create_qp(d, o, i);
+		if (rc)
+			return rc;
+		data_conn_param(o, &cp);
+		rc = iwarp_cm_connect(q->id, &cp);
+		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+			return rc;
+		iwarp_cm_ack_event(ev);
+		q->connected = 1;
+	}
+	return 0;
+}
+
+static void data_drop_ids(struct bw_data *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++) {
+		struct bw_qp *q = &d->q[i];
+
+		if (q->id) {
+			if (q->id->qp)
+				iwarp_cm_destroy_qp(q->id);
+			iwarp_cm_destroy_id(q->id);
+		}
+		memset(q, 0, sizeof(*q));
+	}
+}
+
+static int data_client(struct bw_data *d, const struct bw_opts *o)
+{
+	struct sockaddr_storage dst;
+	int tries, rc;
+
+	rc = iwarp_cm_getaddr(o->server, o->port, &dst);
+	if (rc)
+		return rc;
+	/* rdma_cm_client_connection: 10 tries, 100 ms apart (the server may
+	 * not listen yet). */
+	for (tries = 0; tries < 10; tries++) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		rc = data_client_try(d, o, &dst);
+		if (!rc)
+			return 0;
+		data_drop_ids(d);
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, " iwarp_bw: data connection to %s:%u failed after 10 tries: %s\n",
+		o->server, (unsigned int)o->port, iwarp_strerror(rc));
+	return rc;
+}
+
+static int data_server(struct bw_data *d, const struct bw_opts *o)
+{
+	struct sockaddr_storage src;
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
+	int i, rc;
+
+	rc = iwarp_cm_getaddr(o->bind_addr ? o->bind_addr : "0.0.0.0", o->port, &src);
+	if (!rc)
+		rc = iwarp_cm_create_id(d->ch, d->ctx, &d->listen_id, d, IWARP_PS_TCP);
+	if (!rc)
+		rc = iwarp_cm_bind_addr(d->listen_id, (struct sockaddr *)&src);
+	if (!rc)
+		rc = iwarp_cm_listen(d->listen_id, d->n);
+	if (rc) {
+		fprintf(stderr, " iwarp_bw: data listener on port %u: %s\n", (unsigned int)o->port,
+			iwarp_strerror(rc));
+		return rc;
+	}
+	for (i = 0; i < d->n; i++) {
+		struct bw_qp *q = &d->q[i];
+		uint8_t ird, ord;
+
+		rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_CONNECT_REQUEST, 30000, &ev);
+		if (rc)
+			break;
+		q->id = ev->id;
+		q->id->context = q;
+		data_conn_param(o, &cp);
+		/* clamp to the initiator's resources when the CM reports them */
+		ird = ev->param.conn.initiator_depth;
+		ord = ev->param.conn.responder_resources;
+		if (o->verb == BW_READ && ird && ird < cp.responder_resources)
+			cp.responder_resources = ird;
+		if (o->verb == BW_READ && ord && ord < cp.initiator_depth)
+			cp.initiator_depth = ord;
+		iwarp_cm_ack_event(ev);
+		rc = data_create_qp(d, o, i);
+		if (rc)
+			break;
+		rc = iwarp_cm_accept(q->id, &cp);
+		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+			break;
+		iwarp_cm_ack_event(ev);
+		q->connected = 1;
+	}
+	iwarp_cm_destroy_id(d->listen_id);
+	d->listen_id = NULL;
+	if (rc)
+		fprintf(stderr, " iwarp_bw: accepting data connection: %s\n", iwarp_strerror(rc));
+	return rc;
+}
+
+int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm *c,
+		    const struct bw_opts *o)
+{
+	struct bw_dest zero, rem;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	memset(&zero, 0, sizeof(zero));
+	d->ctx = ctx;
+	d->n = o->num_qps;
+	d->inline_progress = o->progress == IWARP_PROGRESS_INLINE;
+	d->send_credit = o->verb == BW_SEND && !o->latency;
+	d->q = calloc((size_t)d->n, sizeof(*d->q));
+	if (!d->q)
+		return -ENOMEM;
+	rc = data_resources(d, o);
+	if (rc)
+		return rc;
+	d->ch = iwarp_cm_create_event_channel();
+	if (!d->ch)
+		return errno ? -errno : -ENOMEM;
+	/* create_rdma_cm_connection: handshake, connect, handshake */
+	rc = bw_comm_handshake(c, &zero, &rem);
+	if (rc)
+		return rc;
+	rc = o->server ? data_client(d, o) : data_server(d, o);
+	if (rc)
+		return rc;
+	return bw_comm_handshake(c, &zero, &rem);
+}
+
+void bw_data_my_dest(const struct bw_data *d, const struct bw_opts *o, int i, struct bw_dest *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->qpn = d->q[i].qp ? d->q[i].qp->qp_num : 0;
+	m->psn = (uint32_t)random() & 0xffffffu;
+	m->out_reads = o->out_reads;
+	m->rkey = d->mr->rkey;
+	m->vaddr = (uintptr_t)(d->buf + (size_t)(d->n + i) * d->buff);
+	if (d->send_credit) { /* ctx_alloc_credit */
+		m->rkey = d->ctrl_mr->rkey;
+		m->vaddr = (uintptr_t)(d->ctrl_buf + d->n + i);
+	}
+}
+
+void bw_data_close(struct bw_data *d, const struct bw_opts *o)
+{
+	struct iwarp_cm_event *ev;
+	int i, left = 0;
+
+	for (i = 0; i < d->n && d->q; i++) {
+		if (!d->q[i].connected)
+			continue;
+		left++;
+		if (!o->server) /* rdma_cm_disconnect_nodes: the server disconnects */
+			iwarp_cm_disconnect(d->q[i].id);
+	}
+	while (left > 0 && d->ch && !bw_cm_wait(d->ch, IWARP_CM_EVENT_DISCONNECTED, 5000, &ev)) {
+		iwarp_cm_ack_event(ev);
+		left--;
+	}
+	if (left > 0 && o->server) { /* peer did not disconnect: do it ourselves */
+		for (i = 0; i < d->n; i++)
+			if (d->q[i].connected)
+				iwarp_cm_disconnect(d->q[i].id);
+	}
+	if (d->q)
+		data_drop_ids(d);
+	if (d->listen_id)
+		iwarp_cm_destroy_id(d->listen_id);
+	if (d->mr)
+		iwarp_dereg_mr(d->mr);
+	if (d->ctrl_mr)
+		iwarp_dereg_mr(d->ctrl_mr);
+	if (d->scq)
+		iwarp_destroy_cq(d->scq);
+	if (d->rcq)
+		iwarp_destroy_cq(d->rcq);
+	if (d->pd)
+		iwarp_dealloc_pd(d->pd);
+	if (d->ch)
+		iwarp_cm_destroy_event_channel(d->ch);
+	free(d->q);
+	free(d->buf);
+	free(d->ctrl_buf);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,476 @@
+/*
+ * iwarp_bw: perftest-compatible Write/Read/Send bandwidth and latency tests
+ * (ib_write_bw -R & co.) over libiwarp. Server without an address, client
+ * with one. See iwarp_bw(1) and the perftest facts in bw.h.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/bw/bw.h"
+
+enum {
+	OPT_TEST = 256, OPT_LATENCY, OPT_GBITS, OPT_JSON, OPT_CRC, OPT_MARKERS, OPT_MPA_REV,
+	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: iwarp_bw [--test write|read|send] [--latency] [OPTIONS]            (server)\n"
+		"       iwarp_bw [--test write|read|send] [--latency] [OPTIONS] SERVER_ADDR (client)\n"
+		"Options (perftest names):\n"
+		"  -s, --size=N          message size (default 65536 BW, 2 latency; K/M suffix)\n"
+		"  -a, --all             all sizes 2 .. 2^23\n"
+		"  -n, --iters=N         iterations (default 5000 BW, 1000 latency)\n"
+		"  -D, --duration=SEC    run for SEC seconds instead (BW tests; margin 2 s)\n"
+		"  -q, --qp=N            number of QPs (default 1)\n"
+		"  -b, --bidirectional   bidirectional BW\n"
+		"  -t, --tx-depth=N      send queue depth (default 128 BW, 1 latency)\n"
+		"  -r, --rx-depth=N      receive depth for Send tests (default 512)\n"
+		"  -I, --inline_size=N   max inline size (default 0)\n"
+		"  -o, --outs=N          outstanding reads (default: device maximum)\n"
+		"  -Q, --cq-mod=N        signal every N-th work request (default 100)\n"
+		"  -p, --port=N          TCP port (default 18515)\n"
+		"  -F, -R                accepted (rdma_cm is the only mode)\n"
+		"      --report_gbits    report Gb/sec instead of MB/sec\n"
+		"      --json            one JSON object per size on stdout\n"
+		"      --bind=ADDR       server: listen on ADDR only\n"
+		"libiwarp options:\n"
+		"      --crc             require MPA CRC32c\n"
+		"      --markers         ask the peer for MPA markers\n"
+		"      --mpa-rev=1|2     MPA revision (default 2)\n"
+		"      --p2p=none|write|read|send   RFC 6581 RTR message\n"
+		"      --cc=NAME         TCP congestion control\n"
+		"      --progress=adaptive|latency|cpu|inline  engine mode\n"
+		"  -h, --help            this text\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v *= 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		v *= 1024 * 1024, end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) || v < (uint64_t)lo || v > (uint64_t)hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct bw_opts *o)
+{
+	static const struct option lo[] = {
+		{ "test", required_argument, NULL, OPT_TEST },
+		{ "latency", no_argument, NULL, OPT_LATENCY },
+		{ "size", required_argument, NULL, 's' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "qp", required_argument, NULL, 'q' },
+		{ "bidirectional", no_argument, NULL, 'b' },
+		{ "tx-depth", required_argument, NULL, 't' },
+		{ "rx-depth", required_argument, NULL, 'r' },
+		{ "inline_size", required_argument, NULL, 'I' },
+		{ "outs", required_argument, NULL, 'o' },
+		{ "cq-mod", required_argument, NULL, 'Q' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "CPU-freq", no_argument, NULL, 'F' },
+		{ "rdma_cm", no_argument, NULL, 'R' },
+		{ "report_gbits", no_argument, NULL, OPT_GBITS },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "bind", required_argument, NULL, OPT_BIND },
+		{ "crc", no_argument, NULL, OPT_CRC },
+		{ "markers", no_argument, NULL, OPT_MARKERS },
+		{ "mpa-rev", required_argument, NULL, OPT_MPA_REV },
+		{ "p2p", required_argument, NULL, OPT_P2P },
+		{ "cc", required_argument, NULL, OPT_CC },
+		{ "progress", required_argument, NULL, OPT_PROGRESS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, tx = -1, rx = -1, v;
+
+	memset(o, 0, sizeof(*o));
+	o->verb = BW_WRITE;
+	o->port = 18515;
+	o->num_qps = 1;
+	o->cq_mod = 100;
+	o->margin = 2;
+	o->out_reads = -1;
+	o->mpa_rev = 0;
+	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:FRh", lo, NULL)) != -1) {
+		switch (c) {
+		case OPT_TEST:
+			if (!strcmp(optarg, "write"))
+				o->verb = BW_WRITE;
+			else if (!strcmp(optarg, "read"))
+				o->verb = BW_READ;
+			else if (!strcmp(optarg, "send"))
+				o->verb = BW_SEND;
+			else
+				goto bad;
+			break;
+		case OPT_LATENCY: o->latency = 1; break;
+		case 's':
+			if (parse_u64(optarg, &o->size) || o->size < 1 || o->size > BW_MAX_SIZE)
+				goto bad;
+			o->size_set = 1;
+			break;
+		case 'a': o->all = 1; break;
+		case 'n':
+			if (parse_u64(optarg, &o->iters) || o->iters < 5 || o->iters > 100000000)
+				goto bad;
+			o->iters_set = 1;
+			break;
+		case 'D': if (parse_int(optarg, 1, 86400, &o->duration)) goto bad; break;
+		case 'q': if (parse_int(optarg, 1, 64, &o->num_qps)) goto bad; break;
+		case 'b': o->duplex = 1; break;
+		case 't': if (parse_int(optarg, 1, 15000, &tx)) goto bad; break;
+		case 'r': if (parse_int(optarg, 1, 16384, &rx)) goto bad; break;
+		case 'I': if (parse_int(optarg, 0, 912, &o->inline_size)) goto bad; break;
+		case 'o': if (parse_int(optarg, 1, 255, &o->out_reads)) goto bad; break;
+		case 'Q': if (parse_int(optarg, 1, 1024, &o->cq_mod)) goto bad; break;
+		case 'p': if (parse_int(optarg, 1, 65535, &v)) goto bad; o->port = (uint16_t)v; break;
+		case 'F': case 'R': break;
+		case OPT_GBITS: o->report_gbits = 1; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_BIND: o->bind_addr = optarg; break;
+		case OPT_CRC: o->crc_set = 1; o->crc = IWARP_CRC_REQUIRE; break;
+		case OPT_MARKERS: o->markers = 1; break;
+		case OPT_MPA_REV: if (parse_int(optarg, 1, 2, &o->mpa_rev)) goto bad; break;
+		case OPT_P2P:
+			o->p2p_set = 1;
+			if (!strcmp(optarg, "none")) o->p2p = IWARP_P2P_NONE;
+			else if (!strcmp(optarg, "write")) o->p2p = IWARP_P2P_WRITE;
+			else if (!strcmp(optarg, "read")) o->p2p = IWARP_P2P_READ;
+			else if (!strcmp(optarg, "send")) o->p2p = IWARP_P2P_SEND;
+			else goto bad;
+			break;
+		case OPT_CC: o->cc = optarg; break;
+		case OPT_PROGRESS:
+			o->progress_set = 1;
+			if (!strcmp(optarg, "adaptive")) o->progress = IWARP_PROGRESS_ADAPTIVE;
+			else if (!strcmp(optarg, "latency")) o->progress = IWARP_PROGRESS_LATENCY;
+			else if (!strcmp(optarg, "cpu")) o->progress = IWARP_PROGRESS_CPU;
+			else if (!strcmp(optarg, "inline")) o->progress = IWARP_PROGRESS_INLINE;
+			else goto bad;
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: goto bad;
+		}
+	}
+	if (optind < argc)
+		o->server = argv[optind++];
+	if (optind < argc)
+		goto bad;
+	if (!o->size_set)
+		o->size = o->latency ? 2 : 65536;
+	if (!o->iters_set)
+		o->iters = o->latency ? 1000 : 5000;
+	o->tx_depth = tx > 0 ? tx : o->latency ? 1 : 128;
+	o->rx_depth = rx > 0 ? rx : o->verb == BW_SEND ? 512 : 1;
+	if (o->latency) {
+		o->cq_mod = 1;
+		if (o->duplex || o->duration || o->num_qps > 1) {
+			fprintf(stderr, " iwarp_bw: -b, -D and -q > 1 are BW-test options\n");
+			return -1;
+		}
+	}
+	if (o->cq_mod > o->tx_depth)
+		o->cq_mod = o->tx_depth;
+	if (o->duration && (o->all || o->duration <= 2 * o->margin)) {
+		fprintf(stderr, " iwarp_bw: -D needs DURATION > 2*MARGIN (4 s) and no -a\n");
+		return -1;
+	}
+	if (o->verb == BW_READ)
+		o->inline_size = 0;
+	o->progress_line = !o->json && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+	return 0;
+bad:
+	usage(stderr);
+	return -1;
+}
+
+static struct iwarp_context *open_ctx(struct bw_opts *o)
+{
+	struct iwarp_context_attr a;
+	struct iwarp_device_attr da;
+	struct iwarp_context *ctx;
+
+	iwarp_context_attr_init(&a);
+	if (o->crc_set)
+		a.crc = o->crc;
+	if (o->markers)
+		a.markers = 1;
+	if (o->mpa_rev)
+		a.mpa_rev = o->mpa_rev;
+	if (o->p2p_set)
+		a.p2p = o->p2p;
+	if (o->cc)
+		a.congestion_control = o->cc;
+	if (o->progress_set)
+		a.progress = o->progress;
+	else if (o->latency)
+		a.progress = IWARP_PROGRESS_LATENCY;
+	ctx = iwarp_open_context(&a);
+	if (!ctx) {
+		int err = errno;
+
+		if (err == ENOSYS)
+			fprintf(stderr, " iwarp_bw: io_uring unavailable on this kernel\n");
+		else
+			fprintf(stderr, " iwarp_bw: iwarp_open_context: %s\n", iwarp_strerror(-err));
+		return NULL;
+	}
+	if (iwarp_query_context(ctx, &a) == 0)
+		o->progress = a.progress;
+	if (o->out_reads < 0) {
+		o->out_reads = 16;
+		if (iwarp_query_device(ctx, &da) == 0 && da.max_qp_init_rd_atom > 0)
+			o->out_reads = da.max_qp_init_rd_atom < 255 ? da.max_qp_init_rd_atom : 255;
+	}
+	return ctx;
+}
+
+/* Pre-test handshakes: the counts of the perftest 6.06 mains (bw.h). */
+static int pre_handshakes(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
+			  struct bw_dest *my, struct bw_dest *rem)
+{
+	int i, rc = 0;
+
+	if (o->latency) { /* one, one per QP, one per QP, one */
+		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		for (i = 0; !rc && i < d->n; i++)
+			rc = bw_comm_handshake(c, &my[i], &rem[i]);
+	} else if (o->verb == BW_SEND) { /* one per QP, one, one per QP */
+		for (i = 0; !rc && i < d->n; i++)
+			rc = bw_comm_handshake(c, &my[i], &rem[i]);
+		if (!rc)
+			rc = bw_comm_handshake(c, &my[0], &rem[0]);
+	} else { /* one per QP, one per QP, one */
+		for (i = 0; !rc && i < d->n; i++)
+			rc = bw_comm_handshake(c, &my[i], &rem[i]);
+	}
+	for (i = 0; i < d->n; i++)
+		bw_print_dest(o, "local", &my[i]);
+	for (i = 0; !rc && i < d->n; i++) {
+		rc = bw_comm_handshake(c, &my[i], &rem[i]);
+		if (!rc)
+			bw_print_dest(o, "remote", &rem[i]);
+	}
+	if (!rc && (o->latency || o->verb != BW_SEND))
+		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+	for (i = 0; !rc && i < d->n; i++) {
+		d->q[i].rem_addr = rem[i].vaddr;
+		d->q[i].rem_rkey = rem[i].rkey;
+	}
+	return rc;
+}
+
+static uint64_t first_size(const struct bw_opts *o)
+{
+	return o->all ? 2 : o->size;
+}
+
+static uint64_t next_size(const struct bw_opts *o, uint64_t s)
+{
+	return o->all && s < BW_MAX_SIZE ? s * 2 : 0;
+}
+
+static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
+		       struct bw_dest *my, struct bw_dest *rem)
+{
+	struct bw_report mine, theirs;
+	struct bw_result r;
+	uint64_t s;
+	int rc;
+
+	memset(&mine, 0, sizeof(mine));
+	if (!o->server && !o->duplex) { /* the server waits for the client */
+		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		if (!rc)
+			rc = bw_comm_xchg_report(c, &mine, &theirs);
+		if (!rc)
+			bw_print_bw_row(o, &theirs, NULL);
+		if (!rc)
+			rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		bw_print_line(o);
+		return rc;
+	}
+	for (s = first_size(o); s; s = next_size(o, s)) {
+		if (o->duplex && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
+			return rc;
+		rc = bw_run_bw(d, o, s, &r);
+		if (rc)
+			return rc;
+		if (o->duplex && o->all && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
+			return rc;
+		bw_make_report(o, &r, &mine);
+		if (o->duplex) {
+			rc = bw_comm_xchg_report(c, &mine, &theirs);
+			if (rc)
+				return rc;
+			bw_print_bw_row(o, &mine, &theirs);
+		} else {
+			bw_print_bw_row(o, &mine, NULL);
+		}
+	}
+	bw_print_line(o);
+	if (!o->duplex) {
+		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		if (!rc)
+			rc = bw_comm_xchg_report(c, &mine, &theirs);
+		if (rc)
+			return rc;
+	}
+	return bw_comm_handshake(c, &my[0], &rem[0]); /* ctx_close_connection */
+}
+
+static int run_send_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
+		       struct bw_dest *my, struct bw_dest *rem)
+{
+	struct bw_report mine, theirs;
+	struct bw_result r;
+	int recv_side = !o->server || o->duplex;
+	uint64_t s;
+	int rc;
+
+	for (s = first_size(o); s; s = next_size(o, s)) {
+		if (recv_side && (rc = bw_post_recvs(d, o, s)))
+			return rc;
+		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		if (rc)
+			return rc;
+		if (o->duplex || o->server)
+			rc = bw_run_bw(d, o, s, &r);
+		else
+			rc = bw_run_bw_server(d, o, s, &r);
+		if (rc)
+			return rc;
+		bw_make_report(o, &r, &mine);
+		if (o->duplex && !o->duration) {
+			rc = bw_comm_xchg_report(c, &mine, &theirs);
+			if (rc)
+				return rc;
+			bw_print_bw_row(o, &mine, &theirs);
+		} else {
+			bw_print_bw_row(o, &mine, NULL);
+		}
+		if (o->all && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
+			return rc;
+	}
+	bw_print_line(o);
+	return bw_comm_handshake(c, &my[0], &rem[0]);
+}
+
+static int run_lat(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
+		   struct bw_dest *my, struct bw_dest *rem)
+{
+	uint64_t *t, s;
+	int rc = 0;
+
+	if (o->verb == BW_READ && !o->server) /* only the client reads */
+		goto close;
+	t = calloc((size_t)o->iters, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (s = first_size(o); s && !rc; s = next_size(o, s)) {
+		if (o->verb == BW_SEND) {
+			rc = bw_post_recvs(d, o, s);
+			if (!rc)
+				rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		} else if (o->verb == BW_WRITE) {
+			memset(d->buf, 0, 2 * (size_t)d->n * d->buff);
+		}
+		if (!rc)
+			rc = bw_run_lat(d, o, s, t);
+		if (!rc)
+			bw_print_lat_row(o, s, t, o->iters);
+	}
+	free(t);
+	if (rc)
+		return rc;
+close:
+	bw_print_line(o);
+	return bw_comm_handshake(c, &my[0], &rem[0]);
+}
+
+int main(int argc, char **argv)
+{
+	struct bw_opts o;
+	struct iwarp_context *ctx;
+	struct bw_comm c;
+	struct bw_data d;
+	struct bw_dest *my = NULL, *rem = NULL;
+	int mtu = BW_MTU_ENUM, rc, i;
+
+	if (parse_args(argc, argv, &o))
+		return 1;
+	srandom((unsigned int)(getpid() ^ time(NULL)));
+	ctx = open_ctx(&o);
+	if (!ctx)
+		return errno == ENOSYS ? BW_EXIT_NOURING : 1;
+	memset(&d, 0, sizeof(d));
+	if (!o.server && !o.json) {
+		printf("\n************************************\n");
+		printf("* Waiting for client to connect... *\n");
+		printf("************************************\n");
+		fflush(stdout);
+	}
+	rc = bw_comm_establish(&c, ctx, &o);
+	if (!rc)
+		rc = bw_comm_preamble(&c, &mtu);
+	if (!rc)
+		rc = bw_data_connect(&d, ctx, &c, &o);
+	if (rc)
+		goto out;
+	my = calloc((size_t)o.num_qps, sizeof(*my));
+	rem = calloc((size_t)o.num_qps, sizeof(*rem));
+	if (!my || !rem) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < o.num_qps; i++)
+		bw_data_my_dest(&d, &o, i, &my[i]);
+	bw_print_params(&o, ctx, mtu);
+	rc = pre_handshakes(&c, &d, &o, my, rem);
+	if (rc)
+		goto out;
+	bw_print_header(&o);
+	if (o.latency)
+		rc = run_lat(&c, &d, &o, my, rem);
+	else if (o.verb == BW_SEND)
+		rc = run_send_bw(&c, &d, &o, my, rem);
+	else
+		rc = run_rdma_bw(&c, &d, &o, my, rem);
+out:
+	if (rc)
+		fprintf(stderr, " iwarp_bw: test failed: %s\n", iwarp_strerror(rc));
+	bw_data_close(&d, &o);
+	bw_comm_close(&c);
+	iwarp_close_context(ctx);
+	free(my);
+	free(rem);
+	return rc ? 1 : 0;
+}

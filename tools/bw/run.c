@@ -1,0 +1,556 @@
+/*
+ * iwarp_bw measurement loops: perftest's run_iter_bw, run_iter_bw_server,
+ * run_iter_bi, run_iter_lat_write, run_iter_lat and run_iter_lat_send
+ * re-derived from the behaviour listed in bw.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tools/bw/bw.h"
+
+#define BW_POLL_BATCH 16
+
+/* wr_id of a data WR: QP index in the low 16 bits, WRs covered above. */
+static uint64_t mk_wrid(int qp, uint64_t covered)
+{
+	return covered << 16 | (uint64_t)(unsigned int)qp;
+}
+
+static int wrid_qp(uint64_t wr_id)
+{
+	return (int)(wr_id & 0xffffu);
+}
+
+static uint64_t wrid_cnt(uint64_t wr_id)
+{
+	return wr_id >> 16;
+}
+
+/* Duration state (-D): warm-up margin, sample window, end. */
+struct bw_clock {
+	uint64_t start, sample_from, sample_to, end;
+	int duration;
+};
+
+static void clock_init(struct bw_clock *k, const struct bw_opts *o)
+{
+	uint64_t s = 1000000000u;
+
+	k->duration = o->duration > 0;
+	k->start = bw_now_ns();
+	k->sample_from = k->start + (uint64_t)o->margin * s;
+	k->sample_to = k->start + (uint64_t)(o->duration - o->margin) * s;
+	k->end = k->start + (uint64_t)o->duration * s;
+}
+
+static int wc_ok(const struct iwarp_wc *wc, const char *what)
+{
+	if (wc->status == IWARP_WC_SUCCESS)
+		return 0;
+	fprintf(stderr, " iwarp_bw: %s completion with error: %s (vendor_err 0x%x)\n", what,
+		iwarp_wc_status_str(wc->status), wc->vendor_err);
+	return -EIO;
+}
+
+/* Posts one data WR on QP |i|; retries while the send queue is full. */
+static int post_data(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
+		     unsigned int flags, uint64_t wr_id)
+{
+	struct bw_qp *q = &d->q[i];
+	struct iwarp_sge sge = {
+		.addr = (uintptr_t)(d->buf + (size_t)i * d->buff),
+		.length = (uint32_t)size,
+		.lkey = d->mr->lkey,
+	};
+	struct iwarp_send_wr wr, *bad;
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = flags;
+	switch (o->verb) {
+	case BW_WRITE:
+		wr.opcode = IWARP_WR_RDMA_WRITE;
+		break;
+	case BW_READ:
+		wr.opcode = IWARP_WR_RDMA_READ;
+		break;
+	case BW_SEND:
+	default:
+		wr.opcode = IWARP_WR_SEND;
+		break;
+	}
+	if (o->verb != BW_SEND) {
+		wr.wr.rdma.remote_addr = q->rem_addr;
+		wr.wr.rdma.rkey = q->rem_rkey;
+	}
+	if (o->verb != BW_READ && size <= (uint64_t)o->inline_size && size <= d->max_inline)
+		wr.send_flags |= IWARP_SEND_INLINE;
+	rc = iwarp_post_send(q->qp, &wr, &bad);
+	if (rc)
+		fprintf(stderr, " iwarp_bw: iwarp_post_send (QP %d, scnt %llu): %s\n", i,
+			(unsigned long long)q->scnt, iwarp_strerror(rc));
+	return rc;
+}
+
+/* Sends the receive count of QP |i| to the peer's credit word. */
+static int post_credit(struct bw_data *d, const struct bw_opts *o, int i)
+{
+	struct bw_qp *q = &d->q[i];
+	struct iwarp_sge sge = {
+		.addr = (uintptr_t)&d->ctrl_buf[i],
+		.length = sizeof(uint32_t),
+		.lkey = d->ctrl_mr->lkey,
+	};
+	struct iwarp_send_wr wr, *bad;
+	struct iwarp_wc wc[BW_POLL_BATCH];
+	int rc, n, k;
+
+	/* keep at most tx_depth credit Writes outstanding */
+	while (q->credits_out >= (uint64_t)o->tx_depth) {
+		n = iwarp_poll_cq(d->scq, BW_POLL_BATCH, wc);
+		if (n < 0)
+			return n;
+		for (k = 0; k < n; k++) {
+			if (wc_ok(&wc[k], "credit"))
+				return -EIO;
+			d->q[wrid_qp(wc[k].wr_id)].credits_out--;
+		}
+		if (n == 0 && d->inline_progress)
+			iwarp_progress(d->ctx);
+	}
+	d->ctrl_buf[i] = (uint32_t)q->rcnt; /* host order, as perftest */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = mk_wrid(i, 0);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IWARP_WR_RDMA_WRITE;
+	wr.send_flags = IWARP_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = q->rem_addr;
+	wr.wr.rdma.rkey = q->rem_rkey;
+	rc = iwarp_post_send(q->qp, &wr, &bad);
+	if (rc) {
+		fprintf(stderr, " iwarp_bw: credit Write (QP %d): %s\n", i, iwarp_strerror(rc));
+		return rc;
+	}
+	q->credits_out++;
+	return 0;
+}
+
+static int post_one_recv(struct bw_data *d, int i, uint64_t size)
+{
+	struct iwarp_sge sge = {
+		.addr = (uintptr_t)(d->buf + (size_t)(d->n + i) * d->buff),
+		.length = (uint32_t)size,
+		.lkey = d->mr->lkey,
+	};
+	struct iwarp_recv_wr wr = { .wr_id = mk_wrid(i, 1), .sg_list = &sge, .num_sge = 1 };
+	struct iwarp_recv_wr *bad;
+	int rc = iwarp_post_recv(d->q[i].qp, &wr, &bad);
+
+	if (rc)
+		fprintf(stderr, " iwarp_bw: iwarp_post_recv (QP %d): %s\n", i, iwarp_strerror(rc));
+	else
+		d->q[i].rposted++;
+	return rc;
+}
+
+int bw_post_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size)
+{
+	uint64_t want = (uint64_t)o->rx_depth;
+	int i, rc;
+
+	if (o->duration == 0 && o->iters < want)
+		want = o->iters;
+	for (i = 0; i < d->n; i++) {
+		d->q[i].rposted = 0;
+		d->q[i].rcnt = 0;
+		while (d->q[i].rposted < want) {
+			rc = post_one_recv(d, i, size);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Handles receive completions of a Send test; returns how many or < 0. */
+static int reap_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+		      const struct bw_clock *k, uint64_t *counted)
+{
+	struct iwarp_wc wc[BW_POLL_BATCH];
+	int n, j, rc;
+
+	n = iwarp_poll_cq(d->rcq, BW_POLL_BATCH, wc);
+	if (n <= 0)
+		return n;
+	for (j = 0; j < n; j++) {
+		int i = wrid_qp(wc[j].wr_id);
+		struct bw_qp *q = &d->q[i];
+		uint64_t now;
+
+		if (wc_ok(&wc[j], "receive"))
+			return -EIO;
+		q->rcnt++;
+		now = k->duration ? bw_now_ns() : 0;
+		if (!k->duration || (now >= k->sample_from && now < k->sample_to))
+			(*counted)++;
+		if (k->duration || q->rposted < o->iters) {
+			rc = post_one_recv(d, i, size);
+			if (rc)
+				return rc;
+		}
+		if (d->send_credit &&
+		    (q->rcnt % (uint64_t)o->rx_depth) % d->credit_cnt == 0) {
+			rc = post_credit(d, o, i);
+			if (rc)
+				return rc;
+		}
+	}
+	return n;
+}
+
+/* Handles send-queue completions; returns how many or < 0. */
+static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size,
+		      uint64_t *tpost, double *peak, uint64_t *counted)
+{
+	struct iwarp_wc wc[BW_POLL_BATCH];
+	uint64_t now;
+	int n, j;
+
+	n = iwarp_poll_cq(d->scq, BW_POLL_BATCH, wc);
+	if (n <= 0)
+		return n;
+	now = bw_now_ns();
+	for (j = 0; j < n; j++) {
+		int i = wrid_qp(wc[j].wr_id);
+		uint64_t c = wrid_cnt(wc[j].wr_id);
+
+		if (wc_ok(&wc[j], "send queue"))
+			return -EIO;
+		if (c == 0) { /* a credit Write */
+			d->q[i].credits_out--;
+			continue;
+		}
+		d->q[i].ccnt += c;
+		if (!k->duration || (now >= k->sample_from && now < k->sample_to))
+			*counted += c;
+		if (tpost[i] && now > tpost[i]) {
+			double bps = (double)(c * size) * 1e9 / (double)(now - tpost[i]);
+
+			if (bps > *peak)
+				*peak = bps;
+		}
+		tpost[i] = 0;
+	}
+	return n;
+}
+
+int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct bw_result *r)
+{
+	uint64_t tpost[64] = { 0 };
+	uint64_t iters = o->iters, tot = iters * (uint64_t)d->n, posted = 0, done = 0;
+	uint64_t counted = 0, rcounted = 0, batch[64] = { 0 };
+	uint64_t t0, t1 = 0, last_prog = 0;
+	int recv_side = o->verb == BW_SEND && o->duplex;
+	int wait_rx = recv_side && !o->server; /* server sends after first rx */
+	struct bw_clock k;
+	double peak = 0;
+	int i, rc;
+
+	if (d->n > 64)
+		return -EINVAL;
+	for (i = 0; i < d->n; i++) {
+		d->q[i].scnt = 0;
+		d->q[i].ccnt = 0;
+		if (d->send_credit)
+			d->ctrl_buf[d->n + i] = 0;
+	}
+	clock_init(&k, o);
+	t0 = k.start;
+	for (;;) {
+		uint64_t now = k.duration ? bw_now_ns() : 0;
+		int more = 0;
+
+		if (k.duration) {
+			if (now >= k.end)
+				break;
+		} else if (done >= tot && (!recv_side || rcounted >= tot)) {
+			break;
+		}
+		for (i = 0; i < d->n && !wait_rx; i++) {
+			struct bw_qp *q = &d->q[i];
+
+			while ((k.duration || q->scnt < iters) &&
+			       q->scnt < q->ccnt + (uint64_t)o->tx_depth) {
+				unsigned int flags = 0;
+				uint64_t cover;
+
+				if (d->send_credit) {
+					uint32_t credit = ((volatile uint32_t *)d->ctrl_buf)[d->n + i];
+
+					if ((uint32_t)q->scnt + 1u - credit >= (uint32_t)o->rx_depth)
+						break;
+				}
+				if (!batch[i])
+					tpost[i] = bw_now_ns();
+				batch[i]++;
+				cover = 0;
+				if (batch[i] >= (uint64_t)o->cq_mod ||
+				    (!k.duration && q->scnt + 1 == iters)) {
+					flags = IWARP_SEND_SIGNALED;
+					cover = batch[i];
+					batch[i] = 0;
+				}
+				rc = post_data(d, o, i, size, flags, mk_wrid(i, cover));
+				if (rc)
+					return rc;
+				q->scnt++;
+				posted++;
+				more = 1;
+			}
+		}
+		rc = reap_sends(d, &k, size, tpost, &peak, &counted);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			done = 0;
+			for (i = 0; i < d->n; i++)
+				done += d->q[i].ccnt;
+			if (done >= tot && !t1)
+				t1 = bw_now_ns();
+		}
+		if (recv_side) {
+			rc = reap_recvs(d, o, size, &k, &rcounted);
+			if (rc < 0)
+				return rc;
+			if (rc > 0)
+				wait_rx = 0;
+		}
+		if (rc == 0 && !more && d->inline_progress)
+			iwarp_progress(d->ctx);
+		if (o->progress_line && (posted & 1023) == 0 && bw_now_ns() - last_prog > 250000000u) {
+			last_prog = bw_now_ns();
+			bw_progress(o, size, done, tot);
+		}
+	}
+	if (k.duration) {
+		/* drain what is still in flight so the QP is quiet */
+		while (1) {
+			uint64_t out = 0;
+
+			for (i = 0; i < d->n; i++)
+				out += d->q[i].scnt - d->q[i].ccnt;
+			if (!out)
+				break;
+			rc = reap_sends(d, &k, size, tpost, &peak, &counted);
+			if (rc < 0)
+				return rc;
+			if (rc == 0 && d->inline_progress)
+				iwarp_progress(d->ctx);
+		}
+		r->iters = counted;
+		r->seconds = (double)(k.sample_to - k.sample_from) / 1e9;
+	} else {
+		r->iters = iters;
+		r->seconds = (double)((t1 ? t1 : bw_now_ns()) - t0) / 1e9;
+	}
+	r->size = size;
+	r->peak_bps = peak;
+	bw_progress(o, size, 0, 0);
+	return 0;
+}
+
+int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+		     struct bw_result *r)
+{
+	uint64_t tot = o->iters * (uint64_t)d->n, counted = 0, first = 0, last = 0;
+	uint64_t dummy_tpost[64] = { 0 }, last_prog = 0, credit_done = 0;
+	struct bw_clock k;
+	double peak = 0;
+	int rc, i;
+
+	memset(&k, 0, sizeof(k));
+	for (;;) {
+		if (k.duration) {
+			if (bw_now_ns() >= k.end)
+				break;
+		} else if (first && counted >= tot) {
+			break;
+		}
+		rc = reap_recvs(d, o, size, &k, &counted);
+		if (rc < 0)
+			return rc;
+		if (rc > 0 && !first) {
+			/* set_on_first_rx_packet: the clock starts here */
+			first = bw_now_ns();
+			if (o->duration > 0) {
+				clock_init(&k, o);
+				counted = 0;
+			}
+		}
+		if (rc > 0)
+			last = bw_now_ns();
+		if (d->send_credit) {
+			rc = reap_sends(d, &k, size, dummy_tpost, &peak, &credit_done);
+			if (rc < 0)
+				return rc;
+		}
+		if (rc == 0 && d->inline_progress)
+			iwarp_progress(d->ctx);
+		if (o->progress_line && bw_now_ns() - last_prog > 250000000u) {
+			last_prog = bw_now_ns();
+			bw_progress(o, size, counted, tot);
+		}
+	}
+	/* clean the credit Writes still in flight */
+	for (;;) {
+		uint64_t out = 0;
+
+		for (i = 0; i < d->n; i++)
+			out += d->q[i].credits_out;
+		if (!out)
+			break;
+		rc = reap_sends(d, &k, size, dummy_tpost, &peak, &credit_done);
+		if (rc < 0)
+			return rc;
+		if (rc == 0 && d->inline_progress)
+			iwarp_progress(d->ctx);
+	}
+	r->size = size;
+	r->iters = k.duration ? counted : o->iters;
+	r->seconds = k.duration ? (double)(k.sample_to - k.sample_from) / 1e9 :
+				  (double)(last - first) / 1e9;
+	r->peak_bps = 0;
+	bw_progress(o, size, 0, 0);
+	return 0;
+}
+
+/* Waits for one send-queue completion. */
+static int wait_send(struct bw_data *d)
+{
+	struct iwarp_wc wc;
+	int rc = bw_poll_one(d->ctx, d->scq, d->inline_progress, &wc);
+
+	return rc ? rc : wc_ok(&wc, "send queue");
+}
+
+static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *t)
+{
+	struct bw_qp *q = &d->q[0];
+	volatile uint8_t *post_buf = d->buf + size - 1;
+	volatile uint8_t *poll_buf = d->buf + (size_t)d->n * d->buff + size - 1;
+	uint64_t scnt = 0, rcnt = 0, out = 0;
+	int client = o->server != NULL;
+	int rc;
+
+	while (scnt < o->iters || rcnt < o->iters) {
+		if (rcnt < o->iters && !(scnt < 1 && client)) {
+			uint8_t want = (uint8_t)++rcnt;
+
+			while (*poll_buf != want) {
+				if (d->inline_progress)
+					iwarp_progress(d->ctx);
+			}
+		}
+		if (scnt < o->iters) {
+			while (out >= (uint64_t)o->tx_depth) {
+				rc = wait_send(d);
+				if (rc)
+					return rc;
+				out--;
+			}
+			t[scnt] = bw_now_ns();
+			*post_buf = (uint8_t)++scnt;
+			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1));
+			if (rc)
+				return rc;
+			out++;
+		}
+	}
+	while (out--) {
+		rc = wait_send(d);
+		if (rc)
+			return rc;
+	}
+	(void)q;
+	return 0;
+}
+
+static int lat_read(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *t)
+{
+	uint64_t i;
+	int rc;
+
+	for (i = 0; i < o->iters; i++) {
+		t[i] = bw_now_ns();
+		rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1));
+		if (rc)
+			return rc;
+		rc = wait_send(d);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *t)
+{
+	struct bw_qp *q = &d->q[0];
+	uint64_t scnt = 0, out = 0;
+	int client = o->server != NULL;
+	struct iwarp_wc wc;
+	int rc;
+
+	q->rcnt = 0;
+	while (scnt < o->iters || q->rcnt < o->iters) {
+		if (q->rcnt < o->iters && !(scnt < 1 && client)) {
+			rc = bw_poll_one(d->ctx, d->rcq, d->inline_progress, &wc);
+			if (rc)
+				return rc;
+			if (wc_ok(&wc, "receive"))
+				return -EIO;
+			q->rcnt++;
+			if (q->rposted < o->iters) {
+				rc = post_one_recv(d, 0, size);
+				if (rc)
+					return rc;
+			}
+		}
+		if (scnt < o->iters) {
+			while (out >= (uint64_t)o->tx_depth) {
+				rc = wait_send(d);
+				if (rc)
+					return rc;
+				out--;
+			}
+			t[scnt] = bw_now_ns();
+			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1));
+			if (rc)
+				return rc;
+			scnt++;
+			out++;
+		}
+	}
+	while (out--) {
+		rc = wait_send(d);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int bw_run_lat(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *samples)
+{
+	switch (o->verb) {
+	case BW_WRITE:
+		return lat_write(d, o, size, samples);
+	case BW_READ:
+		return lat_read(d, o, size, samples);
+	case BW_SEND:
+	default:
+		return lat_send(d, o, size, samples);
+	}
+}
