@@ -15,3 +15,7 @@ tests_synth_capture_SOURCES = tests/synth_capture.c tests/pcap_writer.c tests/pc
 tests_synth_capture_LDADD = libiwarp-core.la
 TESTS += tests/tshark_roundtrip.sh
 dist_check_SCRIPTS += tests/tshark_roundtrip.sh
+
+# Every public function has its man page, and every page renders cleanly.
+TESTS += tests/man_coverage.sh
+dist_check_SCRIPTS += tests/man_coverage.sh
