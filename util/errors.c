@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -190,8 +191,12 @@ IWARP_EXPORT const char *iwarp_strerror(int err)
 			 "unknown libiwarp error %d", err);
 		return text_buf;
 	}
-	if (err < 0)
+	/* -errno, or errno given positive (iwarp_strerror(3)); INT_MIN has
+	 * no positive counterpart */
+	if (err < 0 && err != INT_MIN)
 		return errno_text(-err);
+	if (err > 0)
+		return errno_text(err);
 	snprintf(text_buf, sizeof(text_buf), "not an error code (%d)", err);
 	return text_buf;
 }
