@@ -19,3 +19,7 @@ dist_check_SCRIPTS += tests/tshark_roundtrip.sh
 # Every public function has its man page, and every page renders cleanly.
 TESTS += tests/man_coverage.sh
 dist_check_SCRIPTS += tests/man_coverage.sh
+
+# The client/server example in iwarp.7 compiles and runs.
+TESTS += tests/man_example.sh
+dist_check_SCRIPTS += tests/man_example.sh
