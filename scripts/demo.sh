@@ -10,9 +10,7 @@ PING=$dir/tools/iwarp_ping
 BW=$dir/tools/iwarp_bw
 fail=0
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$top/tests/testlib.sh"
 
 # pair NAME SERVER_CMD... -- CLIENT_CMD...: server in the background, then the client.
 pair() {
@@ -25,7 +23,7 @@ pair() {
 	echo "== $name"
 	timeout 60 "${srv[@]}" >/tmp/iwarp-demo-server.$$ 2>&1 &
 	local spid=$!
-	sleep 0.3
+	wait_listen "$port" "$spid"
 	timeout 60 "${cli[@]}"
 	local crc=$?
 	wait $spid
@@ -38,24 +36,24 @@ pair() {
 	rm -f /tmp/iwarp-demo-server.$$
 }
 
-p=$(free_port)
+port=$(free_port)
 pair "iwarp_ping: 10 pings of 1000 bytes, validated (rping protocol)" \
-	"$PING" -s -a 127.0.0.1 -p "$p" -C 10 -- \
-	"$PING" -c -a 127.0.0.1 -p "$p" -C 10 -S 1000 -V
-p=$(free_port)
+	"$PING" -s -a 127.0.0.1 -p "$port" -C 10 -- \
+	"$PING" -c -a 127.0.0.1 -p "$port" -C 10 -S 1000 -V
+port=$(free_port)
 pair "iwarp_ping with MPA CRC32c and markers" \
-	"$PING" -s -a 127.0.0.1 -p "$p" -C 10 -- \
-	"$PING" -c -a 127.0.0.1 -p "$p" -C 10 -S 4096 -V --crc --markers
+	"$PING" -s -a 127.0.0.1 -p "$port" -C 10 -- \
+	"$PING" -c -a 127.0.0.1 -p "$port" -C 10 -S 4096 -V --crc --markers
 for t in write read send; do
-	p=$(free_port)
+	port=$(free_port)
 	pair "iwarp_bw --test $t (64 KiB, 2000 iterations)" \
-		"$BW" --test $t -p "$p" -n 2000 -- \
-		"$BW" --test $t -p "$p" -n 2000 127.0.0.1
+		"$BW" --test $t -p "$port" -n 2000 -- \
+		"$BW" --test $t -p "$port" -n 2000 127.0.0.1
 done
-p=$(free_port)
+port=$(free_port)
 pair "iwarp_bw --test write --latency (8 bytes)" \
-	"$BW" --test write --latency -s 8 -n 2000 -p "$p" --progress=latency -- \
-	"$BW" --test write --latency -s 8 -n 2000 -p "$p" --progress=latency 127.0.0.1
+	"$BW" --test write --latency -s 8 -n 2000 -p "$port" --progress=latency -- \
+	"$BW" --test write --latency -s 8 -n 2000 -p "$port" --progress=latency 127.0.0.1
 echo
 [ $fail -eq 0 ] && echo "main job: all runs succeeded" || echo "main job: FAILED"
 exit $fail

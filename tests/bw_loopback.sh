@@ -9,10 +9,7 @@ TMP=$(mktemp -d) || exit 99
 trap 'rm -rf "$TMP"' EXIT
 fail=0 pass=0
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-		echo $((20000 + $$ % 20000))
-}
+. "${top_srcdir:-.}/tests/testlib.sh"
 
 # run NAME EXPECTED_SIZES ITERS ARGS...
 run() {
@@ -21,7 +18,7 @@ run() {
 	port=$(free_port)
 	timeout 60 "$BW" -p "$port" "$@" >"$TMP/s.out" 2>"$TMP/s.err" &
 	spid=$!
-	sleep 0.3
+	wait_listen "$port" "$spid"
 	timeout 60 "$BW" -p "$port" "$@" 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
 	crc=$?
 	wait $spid

@@ -5,7 +5,7 @@ check_LTLIBRARIES = tests/libtestutil.la
 tests_libtestutil_la_SOURCES = tests/testutil.c tests/testutil.h
 tests_libtestutil_la_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 endif
-EXTRA_DIST += tests/data
+EXTRA_DIST += tests/data tests/testlib.sh
 
 # The Wireshark round trip: a capture built by our encoders, decoded by tshark.
 if HAVE_CHECK

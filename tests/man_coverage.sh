@@ -22,7 +22,7 @@ done
 if command -v groff >/dev/null; then
 	for p in "$src"/man/*.[137]; do
 		head -1 "$p" | grep -q '^\.so ' && continue # alias page
-		out=$(cd "$src" && groff -man -ww -z "$p" 2>&1 || true)
+		out=$(cd "$src" && groff -man -ww -z "man/${p##*/}" 2>&1 || true)
 		[ -z "$out" ] || { echo "groff warnings in $p:"; echo "$out"; fail=1; }
 	done
 fi

@@ -25,31 +25,7 @@ if [ ! -x "$PING" ]; then
 	exit 99
 fi
 
-# A random port in 20000..59999 nobody listens on (ss when available).
-pick_port() {
-	while :; do
-		p=$(( ( $(od -An -N2 -tu2 /dev/urandom) % 40000 ) + 20000 ))
-		if command -v ss >/dev/null 2>&1 &&
-		   [ -n "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]; then
-			continue
-		fi
-		echo "$p"
-		return
-	done
-}
-
-# Waits (up to ~10 s) until something listens on port $1, if ss exists.
-wait_listen() {
-	command -v ss >/dev/null 2>&1 || { sleep 1; return 0; }
-	i=0
-	while [ $i -lt 100 ]; do
-		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
+. "${top_srcdir:-.}/tests/testlib.sh"
 
 skip_if_no_uring() {
 	if [ "$1" -eq 3 ]; then
@@ -63,7 +39,7 @@ skip_if_no_uring() {
 run_pair() {
 	name=$1 size=$2
 	shift 2
-	port=$(pick_port)
+	port=$(free_port)
 	log="$tmp/$name"
 	timeout $T "$PING" -s -a 127.0.0.1 -p "$port" -C $COUNT -V \
 		--listen-timeout 30000 "$@" >"$log.s.out" 2>"$log.s.err" &
@@ -121,7 +97,7 @@ expect_fail() {
 expect_fail size-too-small 2 -c -a 127.0.0.1 -S 25
 expect_fail size-too-big 2 -c -a 127.0.0.1 -S 65536
 expect_fail no-role 2 -a 127.0.0.1
-expect_fail refused 1 -c -a 127.0.0.1 -p "$(pick_port)" -C 1 --timeout 5000
-expect_fail no-client 1 -s -a 127.0.0.1 -p "$(pick_port)" --listen-timeout 200
+expect_fail refused 1 -c -a 127.0.0.1 -p "$(free_port)" -C 1 --timeout 5000
+expect_fail no-client 1 -s -a 127.0.0.1 -p "$(free_port)" --listen-timeout 200
 
 exit $fail
