@@ -1,0 +1,46 @@
+# tests/stack.mk: integration suites over the whole stack (public verbs +
+# CM + engines + loopback TCP / in-memory transport with fault injection).
+if HAVE_CHECK
+STACK_TEST_SRC = tests/stack_harness.c tests/stack_harness.h
+check_PROGRAMS += tests/stack_test
+TESTS += tests/stack_test
+tests_stack_test_SOURCES = tests/stack_test.c $(STACK_TEST_SRC)
+tests_stack_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif
+
+if HAVE_CHECK
+STACK_PIPE_SRC = tests/stack_pipe.c tests/stack_pipe.h
+check_PROGRAMS += tests/stack_access_test
+TESTS += tests/stack_access_test
+tests_stack_access_test_SOURCES = tests/stack_access_test.c \
+	$(STACK_TEST_SRC) $(STACK_PIPE_SRC)
+tests_stack_access_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_access_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/stack_scale_test
+TESTS += tests/stack_scale_test
+tests_stack_scale_test_SOURCES = tests/stack_scale_test.c $(STACK_TEST_SRC)
+tests_stack_scale_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_scale_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/stack_fault_test
+TESTS += tests/stack_fault_test
+tests_stack_fault_test_SOURCES = tests/stack_fault_test.c \
+	$(STACK_TEST_SRC) $(STACK_PIPE_SRC)
+tests_stack_fault_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_fault_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/stack_teardown_test
+TESTS += tests/stack_teardown_test
+tests_stack_teardown_test_SOURCES = tests/stack_teardown_test.c \
+	$(STACK_TEST_SRC)
+tests_stack_teardown_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_teardown_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

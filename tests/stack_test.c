@@ -1,0 +1,519 @@
+/*
+ * tests/stack_test.c: every operation over the whole stack (public verbs +
+ * CM + progress engines + real loopback TCP), the way an application uses
+ * the library: Send, Send with Solicited Event, Send with Invalidate (of a
+ * real MR of the receiver), RDMA Write, RDMA Read and inline Send, for
+ * sizes 0 .. 8 MiB, for every MPA revision x CRC x markers combination.
+ * Each transfer is verified byte for byte, the memory around the target
+ * (guard bytes) is checked untouched, and every completion's opcode,
+ * byte_len and flags are checked. One connection per combination.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iwarp/iwarp.h"
+#include "stack_harness.h"
+#include "testutil.h"
+#include "util/mem.h"
+#include "verbs/verbs.h"
+
+#define MAXLEN ((size_t)8 << 20)
+#define OFF 64   /* guard bytes before every target */
+#define TAIL 64  /* guard bytes after every target */
+#define BUFLEN (OFF + MAXLEN + TAIL)
+
+static const uint32_t sizes[] = {0,    1,    3,     4,       511,      512,
+				 513,  4095, 65536, 1u << 20, 8u << 20};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+enum op {
+	OP_SEND,
+	OP_SEND_SE,
+	OP_SEND_INV,
+	OP_WRITE,
+	OP_READ,
+	OP_INLINE,
+	OP_COUNT
+};
+
+struct fix {
+	struct st_net n;
+	struct st_conn k;
+	struct st_buf csrc; /* client: Send/Write source */
+	struct st_buf cdst; /* client: Read sink */
+	struct st_buf sdst; /* server: receive and Write target */
+	struct st_buf ssrc; /* server: Read source */
+	uint64_t wr;
+	int max_inline;
+};
+
+/* Fast deterministic fill (8 octets per step). */
+static void fill(uint8_t *p, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		memcpy(p + i, &x, 8);
+	}
+	for (; i < len; i++)
+		p[i] = (uint8_t)(i * 7 + seed);
+}
+
+static void fix_open(struct fix *f, int rev, int crc, int markers)
+{
+	struct iwarp_context_attr a;
+	struct iwarp_device_attr da;
+	int rw = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE;
+
+	memset(f, 0, sizeof(*f));
+	st_attr(&a, rev, crc ? IWARP_CRC_REQUEST : IWARP_CRC_OFF, markers);
+	st_net_open(&f->n, &a);
+	st_conn_open(&f->n, &f->k, NULL);
+	st_buf_reg(&f->csrc, f->n.cli.pd, BUFLEN, 0);
+	st_buf_reg(&f->cdst, f->n.cli.pd, BUFLEN, IWARP_ACCESS_LOCAL_WRITE);
+	st_buf_reg(&f->sdst, f->n.srv.pd, BUFLEN, rw);
+	st_buf_reg(&f->ssrc, f->n.srv.pd, BUFLEN, IWARP_ACCESS_REMOTE_READ);
+	ck_assert_int_eq(iwarp_query_device(f->n.cli.ctx, &da), 0);
+	ck_assert_int_ge(da.max_inline_data, 80);
+	f->max_inline = da.max_inline_data;
+	f->wr = 1;
+}
+
+static void fix_close(struct fix *f, bool from_server)
+{
+	st_conn_disconnect(&f->n, &f->k, from_server);
+	st_conn_close(&f->k);
+	st_buf_free(&f->csrc);
+	st_buf_free(&f->cdst);
+	st_buf_free(&f->sdst);
+	st_buf_free(&f->ssrc);
+	st_net_close(&f->n);
+}
+
+/* The guards around [OFF, OFF + len) of |b| are intact. */
+static void check_guards(const struct st_buf *b, uint32_t len)
+{
+	st_check_fill(b->p, OFF, ST_GUARD);
+	st_check_fill(b->p + OFF + len, TAIL, ST_GUARD);
+}
+
+static void data_eq(const uint8_t *got, const uint8_t *want, uint32_t len)
+{
+	uint32_t i;
+
+	if (!memcmp(got, want, len))
+		return;
+	for (i = 0; got[i] == want[i]; i++)
+		;
+	ck_abort_msg("data differs at %u of %u: 0x%02x, wanted 0x%02x", i,
+		     len, got[i], want[i]);
+}
+
+/* Send-family op (Send, SE, Invalidate, inline) of |len| octets. */
+static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
+{
+	struct iwarp_qp *cqp = f->k.c->qp, *sqp = f->k.s->qp;
+	uint8_t inl[256];
+	struct st_buf inv = {0};
+	struct iwarp_wc wc;
+	enum iwarp_wr_opcode wop = IWARP_WR_SEND;
+	unsigned int flags = IWARP_SEND_SIGNALED, wflags = 0;
+	uint32_t inv_rkey = 0;
+	uint64_t ws = f->wr++, wr = f->wr++;
+	uint8_t *src = f->csrc.p + OFF;
+	struct iwarp_mr *smr = f->csrc.mr;
+
+	memset(f->sdst.p, ST_GUARD, OFF + (size_t)len + TAIL);
+	fill(src, len, seed);
+	ck_assert_int_eq(st_post_recv(sqp, wr, f->sdst.mr, f->sdst.p + OFF,
+				      len + TAIL),
+			 0);
+	switch (op) {
+	case OP_SEND_SE:
+		flags |= IWARP_SEND_SOLICITED;
+		wflags = IWARP_WC_WITH_SE;
+		break;
+	case OP_SEND_INV:
+		/* a real MR of the receiver, in the QP's PD */
+		st_buf_reg(&inv, f->n.srv.pd, 64,
+			   IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE);
+		inv_rkey = inv.mr->rkey;
+		wop = IWARP_WR_SEND_WITH_INV;
+		wflags = IWARP_WC_WITH_INV;
+		ck_assert_int_eq(mr_check_remote(f->n.srv.ctx, inv_rkey,
+						 f->n.srv.pd, 0,
+						 (uintptr_t)inv.p, 1, false,
+						 NULL),
+				 0);
+		break;
+	case OP_INLINE:
+		ck_assert_uint_le(len, sizeof(inl));
+		flags |= IWARP_SEND_INLINE;
+		memcpy(inl, src, len);
+		src = inl;
+		smr = NULL;
+		break;
+	case OP_SEND:
+	case OP_WRITE:
+	case OP_READ:
+	case OP_COUNT:
+		break;
+	}
+	ck_assert_int_eq(st_post_send(cqp, ws, wop, flags, smr, src, len, 0, 0,
+				      inv_rkey),
+			 0);
+	if (op == OP_INLINE)
+		memset(inl, 0x5a, sizeof(inl)); /* the data was copied */
+
+	st_poll_n(f->k.cq_s, &wc, 1);
+	st_wc_check(&wc, wr, IWARP_WC_SUCCESS, IWARP_WC_RECV, len, wflags);
+	ck_assert_uint_eq(wc.qp_num, sqp->qp_num);
+	if (op == OP_SEND_INV) {
+		ck_assert_uint_eq(wc.invalidated_rkey, inv_rkey);
+		/* the STag is invalid from now on */
+		ck_assert_int_eq(mr_check_remote(f->n.srv.ctx, inv_rkey,
+						 f->n.srv.pd, 0,
+						 (uintptr_t)inv.p, 1, false,
+						 NULL),
+				 IWARP_ERR_RDMAP_STAG);
+		st_buf_free(&inv);
+	}
+	st_poll_n(f->k.cq_c, &wc, 1);
+	st_wc_check(&wc, ws, IWARP_WC_SUCCESS, IWARP_WC_SEND, len, 0);
+	ck_assert_uint_eq(wc.qp_num, cqp->qp_num);
+	data_eq(f->sdst.p + OFF, f->csrc.p + OFF, len);
+	check_guards(&f->sdst, len);
+}
+
+/* RDMA Write of |len| octets, then a zero-length Send: its receive
+ * completion says the Write was placed (RFC 5040 §5.5 ordering). */
+static void do_write(struct fix *f, uint32_t len, uint64_t seed)
+{
+	struct iwarp_qp *cqp = f->k.c->qp, *sqp = f->k.s->qp;
+	struct iwarp_wc wc[2];
+	uint64_t ww = f->wr++, ws = f->wr++, wr = f->wr++;
+
+	memset(f->sdst.p, ST_GUARD, OFF + (size_t)len + TAIL);
+	fill(f->csrc.p + OFF, len, seed);
+	ck_assert_int_eq(st_post_recv(sqp, wr, NULL, NULL, 0), 0);
+	ck_assert_int_eq(st_post_send(cqp, ww, IWARP_WR_RDMA_WRITE,
+				      IWARP_SEND_SIGNALED, f->csrc.mr,
+				      f->csrc.p + OFF, len,
+				      (uintptr_t)(f->sdst.p + OFF),
+				      f->sdst.mr->rkey, 0),
+			 0);
+	ck_assert_int_eq(st_post_send(cqp, ws, IWARP_WR_SEND,
+				      IWARP_SEND_SIGNALED, NULL, NULL, 0, 0, 0,
+				      0),
+			 0);
+	st_poll_n(f->k.cq_s, wc, 1);
+	st_wc_check(&wc[0], wr, IWARP_WC_SUCCESS, IWARP_WC_RECV, 0, 0);
+	st_poll_n(f->k.cq_c, wc, 2);
+	st_wc_check(&wc[0], ww, IWARP_WC_SUCCESS, IWARP_WC_RDMA_WRITE, len, 0);
+	st_wc_check(&wc[1], ws, IWARP_WC_SUCCESS, IWARP_WC_SEND, 0, 0);
+	data_eq(f->sdst.p + OFF, f->csrc.p + OFF, len);
+	check_guards(&f->sdst, len);
+}
+
+/* RDMA Read of |len| octets from the server into the client. */
+static void do_read(struct fix *f, uint32_t len, uint64_t seed)
+{
+	struct iwarp_qp *cqp = f->k.c->qp;
+	struct iwarp_wc wc;
+	uint64_t wr = f->wr++;
+
+	memset(f->cdst.p, ST_GUARD, OFF + (size_t)len + TAIL);
+	fill(f->ssrc.p + OFF, len, seed);
+	ck_assert_int_eq(st_post_send(cqp, wr, IWARP_WR_RDMA_READ,
+				      IWARP_SEND_SIGNALED, f->cdst.mr,
+				      f->cdst.p + OFF, len,
+				      (uintptr_t)(f->ssrc.p + OFF),
+				      f->ssrc.mr->rkey, 0),
+			 0);
+	st_poll_n(f->k.cq_c, &wc, 1);
+	st_wc_check(&wc, wr, IWARP_WC_SUCCESS, IWARP_WC_RDMA_READ, len, 0);
+	data_eq(f->cdst.p + OFF, f->ssrc.p + OFF, len);
+	check_guards(&f->cdst, len);
+}
+
+/* (rev, crc, markers) of loop index |i|. */
+static void combo(int i, int *rev, int *crc, int *markers)
+{
+	*rev = i & 1 ? 1 : 2;
+	*crc = (i >> 1) & 1;
+	*markers = (i >> 2) & 1;
+}
+
+START_TEST(test_all_ops)
+{
+	long base = iw_mem_outstanding();
+	struct fix *f = calloc(1, sizeof(*f));
+	struct iwarp_context_attr q;
+	int rev, crc, markers, op;
+	uint64_t seed = 1000u * (uint64_t)_i;
+	size_t si;
+
+	ck_assert_ptr_nonnull(f);
+	combo(_i, &rev, &crc, &markers);
+	fix_open(f, rev, crc, markers);
+	ck_assert_int_eq(iwarp_query_context(f->n.cli.ctx, &q), 0);
+	ck_assert_int_eq(q.mpa_rev, rev);
+	for (si = 0; si < NSIZES; si++) {
+		uint32_t len = sizes[si];
+
+		for (op = 0; op < OP_COUNT; op++) {
+			seed++;
+			switch ((enum op)op) {
+			case OP_SEND:
+			case OP_SEND_SE:
+			case OP_SEND_INV:
+				do_send(f, (enum op)op, len, seed);
+				break;
+			case OP_INLINE:
+				if (len <= (uint32_t)f->max_inline) {
+					do_send(f, OP_INLINE, len, seed);
+				} else {
+					/* beyond the inline limit: refused */
+					ck_assert_int_eq(
+						st_post_send(
+							f->k.c->qp, 0,
+							IWARP_WR_SEND,
+							IWARP_SEND_INLINE,
+							NULL, f->csrc.p, len,
+							0, 0, 0),
+						-EINVAL);
+				}
+				break;
+			case OP_WRITE:
+				do_write(f, len, seed);
+				break;
+			case OP_READ:
+				do_read(f, len, seed);
+				break;
+			case OP_COUNT:
+				break;
+			}
+		}
+	}
+	st_cq_empty(f->k.cq_c);
+	st_cq_empty(f->k.cq_s);
+	fix_close(f, _i & 1);
+	free(f);
+	st_wait_mem(base);
+}
+END_TEST
+
+/*
+ * Many WRs of every kind in flight at once on one connection: completions
+ * come in posting order with the right opcodes and lengths, unsignaled WRs
+ * complete silently, and every transfer is intact.
+ */
+START_TEST(test_pipelined)
+{
+	enum { N = 48 };
+	long base = iw_mem_outstanding();
+	struct fix *f = calloc(1, sizeof(*f));
+	struct iwarp_wc wc[N];
+	uint32_t lens[N], off[N];
+	enum op ops[N];
+	uint64_t rnd = 77;
+	int i, nsig = 0, nrecv = 0, sig[N];
+	uint32_t pos = 0;
+
+	ck_assert_ptr_nonnull(f);
+	fix_open(f, _i ? 1 : 2, _i, _i);
+	fill(f->csrc.p, BUFLEN, 5);
+	fill(f->ssrc.p, BUFLEN, 6);
+	for (i = 0; i < N; i++) {
+		switch (iw_test_rand(&rnd) % 3) {
+		case 0:
+			ops[i] = OP_SEND;
+			break;
+		case 1:
+			ops[i] = OP_WRITE;
+			break;
+		default:
+			ops[i] = OP_READ;
+			break;
+		}
+		lens[i] = sizes[iw_test_rand(&rnd) % 9]; /* up to 64 KiB */
+		off[i] = pos;
+		pos += lens[i] + 8;
+		sig[i] = (int)(iw_test_rand(&rnd) & 1) || i == N - 1;
+		if (ops[i] == OP_SEND) {
+			ck_assert_int_eq(st_post_recv(f->k.s->qp, 1000u + (uint64_t)i,
+						      f->sdst.mr,
+						      f->sdst.p + OFF + off[i],
+						      lens[i]),
+					 0);
+			nrecv++;
+		}
+	}
+	ck_assert_uint_le(pos, MAXLEN);
+	for (i = 0; i < N; i++) {
+		unsigned int fl = sig[i] ? IWARP_SEND_SIGNALED : 0;
+		int rc;
+
+		switch (ops[i]) {
+		case OP_WRITE:
+			rc = st_post_send(f->k.c->qp, (uint64_t)i,
+					  IWARP_WR_RDMA_WRITE, fl, f->csrc.mr,
+					  f->csrc.p + OFF + off[i], lens[i],
+					  (uintptr_t)(f->sdst.p + OFF + off[i]),
+					  f->sdst.mr->rkey, 0);
+			break;
+		case OP_READ:
+			rc = st_post_send(f->k.c->qp, (uint64_t)i,
+					  IWARP_WR_RDMA_READ, fl, f->cdst.mr,
+					  f->cdst.p + OFF + off[i], lens[i],
+					  (uintptr_t)(f->ssrc.p + OFF + off[i]),
+					  f->ssrc.mr->rkey, 0);
+			break;
+		case OP_SEND:
+		case OP_SEND_SE:
+		case OP_SEND_INV:
+		case OP_INLINE:
+		case OP_COUNT:
+		default:
+			rc = st_post_send(f->k.c->qp, (uint64_t)i,
+					  IWARP_WR_SEND, fl, f->csrc.mr,
+					  f->csrc.p + OFF + off[i], lens[i], 0,
+					  0, 0);
+			break;
+		}
+		ck_assert_int_eq(rc, 0);
+		nsig += sig[i];
+	}
+	st_poll_n(f->k.cq_c, wc, nsig);
+	{
+		int j = 0;
+
+		for (i = 0; i < N; i++) {
+			if (!sig[i])
+				continue;
+			st_wc_check(&wc[j], (uint64_t)i, IWARP_WC_SUCCESS,
+				    ops[i] == OP_WRITE  ? IWARP_WC_RDMA_WRITE :
+				    ops[i] == OP_READ ? IWARP_WC_RDMA_READ :
+							  IWARP_WC_SEND,
+				    lens[i], 0);
+			j++;
+		}
+	}
+	st_poll_n(f->k.cq_s, wc, nrecv);
+	{
+		int j = 0;
+
+		for (i = 0; i < N; i++) {
+			if (ops[i] != OP_SEND)
+				continue;
+			st_wc_check(&wc[j], 1000u + (uint64_t)i,
+				    IWARP_WC_SUCCESS, IWARP_WC_RECV, lens[i],
+				    0);
+			j++;
+		}
+	}
+	/* Writes were placed before the last Send's receive completed, and
+	 * they precede it on the stream: all are visible now, unless the
+	 * last WR is not a Send; then post a marker Send */
+	ck_assert_int_eq(st_post_recv(f->k.s->qp, 9999, NULL, NULL, 0), 0);
+	ck_assert_int_eq(st_post_send(f->k.c->qp, 9998, IWARP_WR_SEND,
+				      IWARP_SEND_SIGNALED, NULL, NULL, 0, 0, 0,
+				      0),
+			 0);
+	st_poll_n(f->k.cq_s, wc, 1);
+	st_wc_check(&wc[0], 9999, IWARP_WC_SUCCESS, IWARP_WC_RECV, 0, 0);
+	st_poll_n(f->k.cq_c, wc, 1);
+	st_wc_check(&wc[0], 9998, IWARP_WC_SUCCESS, IWARP_WC_SEND, 0, 0);
+	for (i = 0; i < N; i++) {
+		if (ops[i] == OP_READ)
+			data_eq(f->cdst.p + OFF + off[i],
+				f->ssrc.p + OFF + off[i], lens[i]);
+		else
+			data_eq(f->sdst.p + OFF + off[i],
+				f->csrc.p + OFF + off[i], lens[i]);
+	}
+	st_check_fill(f->sdst.p, OFF, ST_GUARD);
+	st_cq_empty(f->k.cq_c);
+	st_cq_empty(f->k.cq_s);
+	fix_close(f, false);
+	free(f);
+	st_wait_mem(base);
+}
+END_TEST
+
+/*
+ * Solicited-only notification over the wire: the receiver's CQ is armed
+ * for solicited events; a plain Send then a Send with SE arrive. The one
+ * channel event is raised by the SE Send's completion (RFC 5040 §5.3), so
+ * when it fires both completions are already in the CQ (a plain Send that
+ * fired the event would have done so before the SE Send arrived).
+ */
+START_TEST(test_solicited_notify)
+{
+	long base = iw_mem_outstanding();
+	struct fix *f = calloc(1, sizeof(*f));
+	struct pollfd pfd;
+	struct iwarp_cq *ecq;
+	struct iwarp_wc wc[3];
+	void *ectx;
+
+	ck_assert_ptr_nonnull(f);
+	fix_open(f, 2, 1, 0);
+	ck_assert_int_eq(st_post_recv(f->k.s->qp, 1, f->sdst.mr, f->sdst.p,
+				      64),
+			 0);
+	ck_assert_int_eq(st_post_recv(f->k.s->qp, 2, f->sdst.mr,
+				      f->sdst.p + 64, 64),
+			 0);
+	ck_assert_int_eq(iwarp_req_notify_cq(f->k.cq_s->cq, 1), 0);
+	ck_assert_int_eq(st_post_send(f->k.c->qp, 11, IWARP_WR_SEND,
+				      IWARP_SEND_SIGNALED, f->csrc.mr,
+				      f->csrc.p, 10, 0, 0, 0),
+			 0);
+	ck_assert_int_eq(st_post_send(f->k.c->qp, 12, IWARP_WR_SEND,
+				      IWARP_SEND_SIGNALED |
+					      IWARP_SEND_SOLICITED,
+				      f->csrc.mr, f->csrc.p, 20, 0, 0, 0),
+			 0);
+	pfd.fd = f->k.cq_s->ch->fd;
+	pfd.events = POLLIN;
+	ck_assert_int_eq(poll(&pfd, 1, ST_WAIT_MS), 1);
+	ck_assert_int_eq(iwarp_get_cq_event(f->k.cq_s->ch, &ecq, &ectx), 0);
+	ck_assert_ptr_eq(ecq, f->k.cq_s->cq);
+	iwarp_ack_cq_events(ecq, 1);
+	ck_assert_int_eq(iwarp_poll_cq(f->k.cq_s->cq, 3, wc), 2);
+	st_wc_check(&wc[0], 1, IWARP_WC_SUCCESS, IWARP_WC_RECV, 10, 0);
+	st_wc_check(&wc[1], 2, IWARP_WC_SUCCESS, IWARP_WC_RECV, 20,
+		    IWARP_WC_WITH_SE);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0); /* one event only */
+	st_poll_n(f->k.cq_c, wc, 2);
+	st_wc_check(&wc[0], 11, IWARP_WC_SUCCESS, IWARP_WC_SEND, 10, 0);
+	st_wc_check(&wc[1], 12, IWARP_WC_SUCCESS, IWARP_WC_SEND, 20, 0);
+	fix_close(f, true);
+	free(f);
+	st_wait_mem(base);
+}
+END_TEST
+
+static Suite *stack_suite(void)
+{
+	Suite *s = suite_create("stack");
+	TCase *tc = tcase_create("ops");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_all_ops, 0, 8);
+	tcase_add_loop_test(tc, test_pipelined, 0, 2);
+	tcase_add_test(tc, test_solicited_notify);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+ST_TEST_MAIN(stack_suite)
