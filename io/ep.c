@@ -30,6 +30,7 @@ struct endpoint {
 	bool rx_again, tx_again;     /* kicked while pumping */
 	bool shut_req, shut_sent;
 	bool dead;                   /* closed() delivered (or about to be) */
+	bool peer_eof;               /* the peer closed cleanly (FIN) */
 	bool closing;                /* ep_close() called */
 	unsigned int depth;          /* callbacks running */
 
@@ -49,7 +50,9 @@ static void ep_maybe_free(struct endpoint *ep)
 	if (!ep->closing || ep->depth || ep->rx_busy || ep->tx_busy ||
 	    atomic_load(&ep->kick.queued))
 		return;
-	ep->be->ops->destroy(ep->be, !ep->shut_sent);
+	/* Answer a peer's FIN with ours (orderly close); reset only a
+	 * connection that neither side closed cleanly. */
+	ep->be->ops->destroy(ep->be, !ep->shut_sent && !ep->peer_eof);
 	engine_obj_del(ep->eng, &ep->obj);
 	iw_free(ep->carry);
 	iw_free(ep);
@@ -61,6 +64,7 @@ static void ep_fail(struct endpoint *ep, int err)
 	if (ep->dead || ep->closing)
 		return;
 	ep->dead = true;
+	ep->peer_eof = err == 0;
 	if (ep->rx_busy || ep->tx_busy)
 		ep->be->ops->cancel(ep->be);
 	ep->depth++;
