@@ -15,7 +15,9 @@ sed -n '/^\.EX$/,/^\.EE$/p' "$src/man/iwarp.7" | sed '1d;$d' |
 	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' -e 's/^\\&//' >"$work/hello.c"
 [ -s "$work/hello.c" ] || { echo "FAIL: no example in iwarp.7"; exit 1; }
 libdir=$builddir/.libs
-$CC -std=gnu11 -Wall -Wextra -Werror -I"$src/include" "$work/hello.c" -o "$work/hello" \
+# sanitizer builds: the program must carry the same runtime as the library
+# shellcheck disable=SC2086
+$CC -std=gnu11 -Wall -Wextra -Werror ${SANCFLAGS:-} -I"$src/include" "$work/hello.c" -o "$work/hello" \
 	-L"$libdir" -liwarp -Wl,-rpath,"$(cd "$libdir" && pwd)" ||
 	{ echo "FAIL: the iwarp.7 example does not compile"; exit 1; }
 
