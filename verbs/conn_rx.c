@@ -92,19 +92,22 @@ static int rx_send(struct qp_conn *c, struct conn_rx_cur *cur)
 	return 0;
 }
 
-/* RDMA Write segment (RFC 5040 §4.3, §8.1: remote write access). */
-static int rx_write(struct qp_conn *c, struct conn_rx_cur *cur)
+/*
+ * Checks a tagged segment's target (|access| on the MR at TO, RFC 5040 §8)
+ * and its place in the tagged message (RFC 5041 §5), then records where its
+ * payload goes. A zero-length segment accesses no memory, so its STag is
+ * not validated (RFC 5040 §4.3; the RFC 6581 RTRs carry STag 1).
+ */
+static int rx_tagged_target(struct qp_conn *c, struct conn_rx_cur *cur,
+			    int access, int kind)
 {
 	const struct ddp_hdr *h = &cur->h;
 	struct ddp_tagged_buf buf;
 	uint8_t *dst = NULL;
 	int rc;
 
-	/* a zero-length segment accesses no memory: STag not validated
-	 * (RFC 5040 §4.3; the RFC 6581 Write RTR carries STag 1) */
 	if (cur->pay_len) {
-		rc = mr_check_remote(c->ctx, h->stag, c->pd,
-				     IWARP_ACCESS_REMOTE_WRITE, h->to,
+		rc = mr_check_remote(c->ctx, h->stag, c->pd, access, h->to,
 				     cur->pay_len, true, &dst);
 		if (rc)
 			return rc;
@@ -116,18 +119,21 @@ static int rx_write(struct qp_conn *c, struct conn_rx_cur *cur)
 	if (rc)
 		return rc;
 	cur->dst = dst;
-	cur->kind = RXK_WRITE;
+	cur->kind = kind;
 	return 0;
+}
+
+/* RDMA Write segment (RFC 5040 §4.3, §8.1: remote write access). */
+static int rx_write(struct qp_conn *c, struct conn_rx_cur *cur)
+{
+	return rx_tagged_target(c, cur, IWARP_ACCESS_REMOTE_WRITE, RXK_WRITE);
 }
 
 /* Read Response segment: must match the ORQ head (RFC 5040 §4.5, §5.2). */
 static int rx_read_response(struct qp_conn *c, struct conn_rx_cur *cur)
 {
 	const struct ddp_hdr *h = &cur->h;
-	struct ddp_tagged_buf buf;
 	struct conn_orq *o;
-	uint8_t *dst = NULL;
-	int rc;
 
 	if (c->orq_head == c->orq_tail)
 		return IWARP_ERR_RDMAP_RESPONSE;
@@ -137,24 +143,9 @@ static int rx_read_response(struct qp_conn *c, struct conn_rx_cur *cur)
 	if (h->to != o->sink_to + o->got || cur->pay_len > o->size - o->got ||
 	    (h->last && o->got + cur->pay_len != o->size))
 		return IWARP_ERR_DDP_BOUNDS;
-	if (cur->pay_len) {
-		/* the sink MR may carry LOCAL_WRITE or REMOTE_WRITE
-		 * (RFC-FACTS §0.8) */
-		rc = mr_check_remote(c->ctx, h->stag, c->pd,
-				     IWARP_ACCESS_LOCAL_WRITE, h->to,
-				     cur->pay_len, true, &dst);
-		if (rc)
-			return rc;
-	}
-	buf.state = DDP_STAG_VALID;
-	buf.base = h->to;
-	buf.len = cur->pay_len;
-	rc = ddp_rx_tagged(&c->drx, h, cur->pay_len, &buf, &cur->seg);
-	if (rc)
-		return rc;
-	cur->dst = dst;
-	cur->kind = RXK_RRESP;
-	return 0;
+	/* the sink MR may carry LOCAL_WRITE or REMOTE_WRITE (RFC-FACTS §0.8;
+	 * mr_check_remote grants LOCAL_WRITE for either) */
+	return rx_tagged_target(c, cur, IWARP_ACCESS_LOCAL_WRITE, RXK_RRESP);
 }
 
 /* RDMA Read Request (QN 1, RFC 5040 §4.4, §5.2; IRD, RFC 6581 §5). */
