@@ -99,7 +99,7 @@ static int rx_send(struct qp_conn *c, struct conn_rx_cur *cur)
  * not validated (RFC 5040 §4.3; the RFC 6581 RTRs carry STag 1).
  */
 static int rx_tagged_target(struct qp_conn *c, struct conn_rx_cur *cur,
-			    int access, int kind)
+			    int access, enum conn_rx_kind kind)
 {
 	const struct ddp_hdr *h = &cur->h;
 	struct ddp_tagged_buf buf;
