@@ -8,3 +8,18 @@ CLEANFILES += bench/bench_crc$(EXEEXT)
 .PHONY: bench-crc
 bench-crc: bench/bench_crc$(EXEEXT)
 	./bench/bench_crc$(EXEEXT)
+
+# `make bench` builds bench/tcp_raw (raw TCP over io_uring baseline) and
+# tools/iwarp_bw, then runs bench/bench.sh: iwarp_bw against raw TCP on
+# loopback with the same congestion control (see bench/README.md).
+EXTRA_PROGRAMS += bench/tcp_raw
+bench_tcp_raw_SOURCES = bench/tcp_raw.c
+bench_tcp_raw_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS) $(PTHREAD_CFLAGS)
+bench_tcp_raw_LDADD = $(LIBURING_LIBS) $(PTHREAD_LIBS)
+CLEANFILES += bench/tcp_raw$(EXEEXT)
+EXTRA_DIST += bench/README.md
+dist_noinst_SCRIPTS += bench/bench.sh
+
+.PHONY: bench
+bench: bench/tcp_raw$(EXEEXT) tools/iwarp_bw$(EXEEXT)
+	top_builddir=$(top_builddir) $(SHELL) $(srcdir)/bench/bench.sh
