@@ -52,6 +52,12 @@ for t in write read send; do
 done
 run "write bw -q 2 -b" 4096 100 --test write -s 4096 -n 100 -q 2 -b
 run "send bw -b --report_gbits" 4096 100 --test send -s 4096 -n 100 -b --report_gbits
+# INLINE progress (no engine thread; the latency tests above use it by
+# default): CM waits, handshakes and BW loops must all drive the engine
+run "write bw --progress inline" 65536 200 --test write -n 200 --progress inline
+run "read bw --progress inline" 4096 100 --test read -s 4096 -n 100 --progress inline
+run "send bw --progress inline --crc" 64 500 --test send -s 64 -n 500 --progress inline --crc
+run "write lat --progress latency" 8 100 --test write --latency -s 8 -n 100 --progress latency
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

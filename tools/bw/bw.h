@@ -199,6 +199,7 @@ struct bw_qp {
 	uint64_t rposted; /* receives posted (Send tests) */
 	uint64_t rcnt;    /* receives completed */
 	uint64_t credits_out; /* credit Writes not yet completed */
+	uint64_t credits_posted; /* credit Writes posted (source slot index) */
 	int connected;
 };
 
@@ -216,7 +217,8 @@ struct bw_data {
 	struct bw_qp *q;
 	int n;
 	int send_credit;      /* iWARP Send test: credits by RDMA Write */
-	uint32_t *ctrl_buf;   /* [0,n) our counts, [n,2n) credits from peer */
+	uint32_t *ctrl_buf;   /* [0,n) our counts, [n,2n) credits from peer,
+			       * then tx_depth credit-Write source slots per QP */
 	struct iwarp_mr *ctrl_mr;
 	uint32_t credit_cnt;
 	uint32_t max_inline;
@@ -265,17 +267,43 @@ int bw_comm_preamble(struct bw_comm *c, int *mtu);
 /* Tears the control connection down. */
 void bw_comm_close(struct bw_comm *c);
 
-/*
- * Waits up to |ms| for a CM event of type |want| on |ch| (other events are
- * acknowledged and ignored unless fatal). On success *|ev| is the event,
- * to be acked by the caller. Returns 0, -ETIMEDOUT or the event's error.
- */
-int bw_cm_wait(struct iwarp_event_channel *ch, enum iwarp_cm_event_type want, int ms,
-	       struct iwarp_cm_event **ev);
+/* Makes the event channel |ch| non-blocking (bw_cm_wait needs it). 0 or < 0. */
+int bw_cm_channel_setup(struct iwarp_event_channel *ch);
 
-/* Polls |cq| until one completion arrives (driving the engine when inline). */
-int bw_poll_one(struct iwarp_context *ctx, struct iwarp_cq *cq, int inline_progress,
-		struct iwarp_wc *wc);
+/*
+ * Waits up to |ms| for a CM event of type |want| on the non-blocking channel
+ * |ch| (other events are acknowledged and ignored unless fatal). With
+ * |inline_progress| (IWARP_PROGRESS_INLINE) it drives the engine through
+ * iwarp_cm_get_event at least every millisecond instead of sleeping in
+ * poll(2). On success *|ev| is the event, to be acked by the caller.
+ * Returns 0, -ETIMEDOUT or the event's error.
+ */
+int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
+	       enum iwarp_cm_event_type want, int ms, struct iwarp_cm_event **ev);
+
+/* State of a wait loop: busy-poll first, then bounded sleeps. */
+struct bw_backoff {
+	uint64_t start;    /* when the wait began (ns), 0 = not read yet */
+	uint64_t sleep_ns; /* next sleep, 0 = still spinning */
+	unsigned int spins;
+	int yield_only;    /* INLINE mode: sched_yield, never sleep */
+};
+
+/* Starts a wait; with |inline_progress| the back-off only yields. */
+void bw_backoff_init(struct bw_backoff *b, int inline_progress);
+
+/*
+ * Called after each empty poll: busy-polls for the first 10 ms of the wait,
+ * then sleeps 10 us, doubling up to 1 ms; in INLINE mode (the caller is the
+ * only driver of its engine) it calls sched_yield() instead of sleeping.
+ */
+void bw_backoff(struct bw_backoff *b);
+
+/*
+ * Polls |cq| until one completion arrives (iwarp_poll_cq drives the engine
+ * in INLINE mode), with bw_backoff between empty polls. 0 or < 0.
+ */
+int bw_poll_one(struct iwarp_cq *cq, int inline_progress, struct iwarp_wc *wc);
 
 /* ---- data.c: data connections, buffer, QPs ---- */
 

@@ -3,7 +3,9 @@
  * binary exchanges (see the fact list in bw.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -89,47 +91,119 @@ uint64_t bw_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int bw_poll_one(struct iwarp_context *ctx, struct iwarp_cq *cq, int inline_progress,
-		struct iwarp_wc *wc)
+/*
+ * Completion waits busy-poll for BW_SPIN_NS (perftest never stops polling; a
+ * latency round trip is far shorter), then back off so a long wait (a
+ * handshake during the peer's run) does not burn a core:
+ *  - threaded modes: sleep 10 us, doubling up to 1 ms (the engine thread
+ *    keeps the connection going meanwhile). main() sets a 1 us timer slack
+ *    so the sleeps are not stretched by the default 50 us.
+ *  - INLINE mode: sched_yield() only. This process is the only one driving
+ *    its engine, i.e. it is the "RNIC": a passive side (the Read latency
+ *    server, the Write BW server waiting in a handshake) must keep answering
+ *    Read Requests and draining the socket, and any sleep would show up in
+ *    the peer's figures (Read latency 122 us instead of ~40 us with sleeps).
+ */
+#define BW_SPIN_NS 10000000u       /* 10 ms of busy polling */
+#define BW_BACKOFF_MIN_NS 10000u   /* first sleep: 10 us */
+#define BW_BACKOFF_MAX_NS 1000000u /* at most 1 ms */
+
+void bw_backoff_init(struct bw_backoff *b, int inline_progress)
 {
-	unsigned int spins = 0;
-	int n;
+	b->start = 0;
+	b->sleep_ns = 0;
+	b->spins = 0;
+	b->yield_only = inline_progress;
+}
 
-	for (;;) {
-		n = iwarp_poll_cq(cq, 1, wc);
-		if (n != 0)
-			return n < 0 ? n : 0;
-		if (inline_progress)
-			iwarp_progress(ctx);
-		if (++spins > 20000) {
-			struct timespec ts = { 0, 20000 };
+void bw_backoff(struct bw_backoff *b)
+{
+	struct timespec ts;
 
-			nanosleep(&ts, NULL);
-		}
+	/* read the clock only every 256 empty polls */
+	if ((++b->spins & 255u) != 0)
+		return;
+	if (!b->start) {
+		b->start = bw_now_ns();
+		return;
+	}
+	if (!b->sleep_ns) {
+		if (bw_now_ns() - b->start < BW_SPIN_NS)
+			return;
+		b->sleep_ns = BW_BACKOFF_MIN_NS;
+	}
+	if (b->yield_only) {
+		sched_yield();
+		return;
+	}
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)b->sleep_ns;
+	nanosleep(&ts, NULL);
+	b->spins = 255u; /* after a sleep, sleep again on the next empty poll */
+	if (b->sleep_ns < BW_BACKOFF_MAX_NS) {
+		b->sleep_ns *= 2;
+		if (b->sleep_ns > BW_BACKOFF_MAX_NS)
+			b->sleep_ns = BW_BACKOFF_MAX_NS;
 	}
 }
 
-int bw_cm_wait(struct iwarp_event_channel *ch, enum iwarp_cm_event_type want, int ms,
-	       struct iwarp_cm_event **ev)
+int bw_poll_one(struct iwarp_cq *cq, int inline_progress, struct iwarp_wc *wc)
+{
+	struct bw_backoff b;
+	int n;
+
+	bw_backoff_init(&b, inline_progress);
+	for (;;) {
+		/* iwarp_poll_cq drives the engine itself in INLINE mode */
+		n = iwarp_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n < 0 ? n : 0;
+		bw_backoff(&b);
+	}
+}
+
+/* Makes |ch| non-blocking: bw_cm_wait polls it itself. 0 or -errno. */
+int bw_cm_channel_setup(struct iwarp_event_channel *ch)
+{
+	int fl = fcntl(ch->fd, F_GETFL);
+
+	if (fl < 0 || fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
+	       enum iwarp_cm_event_type want, int ms, struct iwarp_cm_event **ev)
 {
 	uint64_t deadline = bw_now_ns() + (uint64_t)ms * 1000000u;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-		uint64_t now = bw_now_ns();
 		struct iwarp_cm_event *e;
-		int rc;
+		uint64_t now;
+		int rc, tmo;
 
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		rc = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
-		if (rc < 0 && errno != EINTR)
-			return -errno;
-		if (rc <= 0)
-			continue;
+		/*
+		 * The channel is non-blocking: iwarp_cm_get_event returns
+		 * -EAGAIN when nothing is queued, after running the engine of
+		 * the INLINE-mode contexts on the channel once. In INLINE mode
+		 * nothing else drives the engine (it owns no thread), so
+		 * poll(2) on the channel fd would wait for an event that never
+		 * comes: wake up every millisecond to drive it again.
+		 */
 		rc = iwarp_cm_get_event(ch, &e);
-		if (rc == -EAGAIN)
+		if (rc == -EAGAIN) {
+			now = bw_now_ns();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			tmo = (int)((deadline - now) / 1000000u) + 1;
+			if (inline_progress)
+				tmo = 1;
+			rc = poll(&pfd, 1, tmo);
+			if (rc < 0 && errno != EINTR)
+				return -errno;
 			continue;
+		}
 		if (rc < 0)
 			return rc;
 		if (e->event == want) {
@@ -237,11 +311,13 @@ static int comm_client(struct bw_comm *c, const struct bw_opts *o)
 	if (rc)
 		goto fail;
 	rc = iwarp_cm_resolve_addr(c->id, NULL, (struct sockaddr *)&dst, 2000);
-	if (rc || (rc = bw_cm_wait(c->ch, IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
+	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
+						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	rc = iwarp_cm_resolve_route(c->id, 2000);
-	if (rc || (rc = bw_cm_wait(c->ch, IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
+	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
+						 IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	rc = comm_resources(c);
@@ -249,7 +325,8 @@ static int comm_client(struct bw_comm *c, const struct bw_opts *o)
 		return rc;
 	comm_conn_param(&cp);
 	rc = iwarp_cm_connect(c->id, &cp);
-	if (rc || (rc = bw_cm_wait(c->ch, IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
+						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	return 0;
@@ -279,7 +356,8 @@ static int comm_server(struct bw_comm *c, const struct bw_opts *o)
 	rc = iwarp_cm_listen(listen_id, o->num_qps);
 	if (rc)
 		goto fail;
-	rc = bw_cm_wait(c->ch, IWARP_CM_EVENT_CONNECT_REQUEST, 24 * 3600 * 1000, &ev);
+	rc = bw_cm_wait(c->ch, c->inline_progress,
+						 IWARP_CM_EVENT_CONNECT_REQUEST, 24 * 3600 * 1000, &ev);
 	if (rc)
 		goto fail;
 	c->id = ev->id;
@@ -289,7 +367,8 @@ static int comm_server(struct bw_comm *c, const struct bw_opts *o)
 		goto out;
 	comm_conn_param(&cp);
 	rc = iwarp_cm_accept(c->id, &cp);
-	if (rc || (rc = bw_cm_wait(c->ch, IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
+						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	iwarp_cm_destroy_id(listen_id);
@@ -305,15 +384,22 @@ out:
 
 int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx, const struct bw_opts *o)
 {
+	int rc;
+
 	memset(c, 0, sizeof(*c));
 	c->ctx = ctx;
 	c->client = o->server != NULL;
 	c->inline_progress = o->progress == IWARP_PROGRESS_INLINE;
 	c->ch = iwarp_cm_create_event_channel();
 	if (!c->ch) {
-		int rc = errno ? -errno : -ENOMEM;
+		rc = errno ? -errno : -ENOMEM;
 
 		fprintf(stderr, " iwarp_bw: iwarp_cm_create_event_channel: %s\n", iwarp_strerror(rc));
+		return rc;
+	}
+	rc = bw_cm_channel_setup(c->ch);
+	if (rc) {
+		fprintf(stderr, " iwarp_bw: event channel: %s\n", iwarp_strerror(rc));
 		return rc;
 	}
 	return c->client ? comm_client(c, o) : comm_server(c, o);
@@ -340,7 +426,7 @@ static int comm_send(struct bw_comm *c, const void *data, size_t len)
 		fprintf(stderr, " iwarp_bw: iwarp_post_send (control): %s\n", iwarp_strerror(rc));
 		return rc;
 	}
-	rc = bw_poll_one(c->ctx, c->scq, c->inline_progress, &wc);
+	rc = bw_poll_one(c->scq, c->inline_progress, &wc);
 	if (rc)
 		return rc;
 	if (wc.status != IWARP_WC_SUCCESS || wc.opcode != IWARP_WC_SEND || wc.wr_id != BW_SYNC_WRID) {
@@ -357,7 +443,7 @@ static int comm_recv(struct bw_comm *c, void *out, size_t cap)
 	size_t n;
 	int rc;
 
-	rc = bw_poll_one(c->ctx, c->rcq, c->inline_progress, &wc);
+	rc = bw_poll_one(c->rcq, c->inline_progress, &wc);
 	if (rc)
 		return rc;
 	if (wc.status != IWARP_WC_SUCCESS || !(wc.opcode & IWARP_WC_RECV) || wc.wr_id != BW_SYNC_WRID) {

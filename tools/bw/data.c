@@ -48,10 +48,14 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 	if (!d->rcq)
 		goto fail;
 	if (d->send_credit) {
-		d->ctrl_buf = calloc(2 * (size_t)d->n, sizeof(uint32_t));
+		/* [0,n) ours, [n,2n) the peer's credits, then tx_depth source
+		 * slots per QP for the credit Writes (run.c post_credit) */
+		size_t words = (2 + (size_t)o->tx_depth) * (size_t)d->n;
+
+		d->ctrl_buf = calloc(words, sizeof(uint32_t));
 		if (!d->ctrl_buf)
 			return -ENOMEM;
-		d->ctrl_mr = iwarp_reg_mr(d->pd, d->ctrl_buf, 2 * (size_t)d->n * sizeof(uint32_t),
+		d->ctrl_mr = iwarp_reg_mr(d->pd, d->ctrl_buf, words * sizeof(uint32_t),
 					  IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE);
 		if (!d->ctrl_mr)
 			goto fail;
@@ -122,11 +126,13 @@ static int data_client_try(struct bw_data *d, const struct bw_opts *o,
 		if (rc)
 			return rc;
 		rc = iwarp_cm_resolve_addr(q->id, NULL, (const struct sockaddr *)dst, 2000);
-		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
+		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
+						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
 			return rc;
 		iwarp_cm_ack_event(ev);
 		rc = iwarp_cm_resolve_route(q->id, 2000);
-		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
+		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
+						 IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
 			return rc;
 		iwarp_cm_ack_event(ev);
 		rc = data_create_qp(d, o, i);
@@ -134,7 +140,8 @@ static int data_client_try(struct bw_data *d, const struct bw_opts *o,
 			return rc;
 		data_conn_param(o, &cp);
 		rc = iwarp_cm_connect(q->id, &cp);
-		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
+						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
 			return rc;
 		iwarp_cm_ack_event(ev);
 		q->connected = 1;
@@ -182,12 +189,16 @@ static int data_client(struct bw_data *d, const struct bw_opts *o)
 	return rc;
 }
 
-static int data_server(struct bw_data *d, const struct bw_opts *o)
+/*
+ * Server: listens on the data port. Called BEFORE the first handshake of
+ * create_rdma_cm_connection, so the listener exists by the time our handshake
+ * reply tells the client to connect (perftest listens after it and relies on
+ * the client's retries; listening earlier changes nothing on the wire).
+ */
+static int data_listen(struct bw_data *d, const struct bw_opts *o)
 {
 	struct sockaddr_storage src;
-	struct iwarp_conn_param cp;
-	struct iwarp_cm_event *ev;
-	int i, rc;
+	int rc;
 
 	rc = iwarp_cm_getaddr(o->bind_addr ? o->bind_addr : "0.0.0.0", o->port, &src);
 	if (!rc)
@@ -196,16 +207,25 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 		rc = iwarp_cm_bind_addr(d->listen_id, (struct sockaddr *)&src);
 	if (!rc)
 		rc = iwarp_cm_listen(d->listen_id, d->n);
-	if (rc) {
+	if (rc)
 		fprintf(stderr, " iwarp_bw: data listener on port %u: %s\n", (unsigned int)o->port,
 			iwarp_strerror(rc));
-		return rc;
-	}
+	return rc;
+}
+
+/* Server: accepts the num_qps data connections on d->listen_id. */
+static int data_server(struct bw_data *d, const struct bw_opts *o)
+{
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
+	int i, rc = 0;
+
 	for (i = 0; i < d->n; i++) {
 		struct bw_qp *q = &d->q[i];
 		uint8_t ird, ord;
 
-		rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_CONNECT_REQUEST, 30000, &ev);
+		rc = bw_cm_wait(d->ch, d->inline_progress, IWARP_CM_EVENT_CONNECT_REQUEST,
+				30000, &ev);
 		if (rc)
 			break;
 		q->id = ev->id;
@@ -223,7 +243,8 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 		if (rc)
 			break;
 		rc = iwarp_cm_accept(q->id, &cp);
-		if (rc || (rc = bw_cm_wait(d->ch, IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
+						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
 			break;
 		iwarp_cm_ack_event(ev);
 		q->connected = 1;
@@ -256,6 +277,11 @@ int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm
 	d->ch = iwarp_cm_create_event_channel();
 	if (!d->ch)
 		return errno ? -errno : -ENOMEM;
+	rc = bw_cm_channel_setup(d->ch);
+	if (!rc && !o->server)
+		rc = data_listen(d, o);
+	if (rc)
+		return rc;
 	/* create_rdma_cm_connection: handshake, connect, handshake */
 	rc = bw_comm_handshake(c, &zero, &rem);
 	if (rc)
@@ -292,7 +318,8 @@ void bw_data_close(struct bw_data *d, const struct bw_opts *o)
 		if (!o->server) /* rdma_cm_disconnect_nodes: the server disconnects */
 			iwarp_cm_disconnect(d->q[i].id);
 	}
-	while (left > 0 && d->ch && !bw_cm_wait(d->ch, IWARP_CM_EVENT_DISCONNECTED, 5000, &ev)) {
+	while (left > 0 && d->ch && !bw_cm_wait(d->ch, d->inline_progress,
+						  IWARP_CM_EVENT_DISCONNECTED, 5000, &ev)) {
 		iwarp_cm_ack_event(ev);
 		left--;
 	}

@@ -5,8 +5,10 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +48,7 @@ static void usage(FILE *f)
 		"      --p2p=none|write|read|send   RFC 6581 RTR message\n"
 		"      --cc=NAME         TCP congestion control\n"
 		"      --progress=adaptive|latency|cpu|inline  engine mode\n"
+		"                        (default adaptive; inline with --latency)\n"
 		"  -h, --help            this text\n");
 }
 
@@ -231,8 +234,11 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		a.congestion_control = o->cc;
 	if (o->progress_set)
 		a.progress = o->progress;
-	else if (o->latency)
-		a.progress = IWARP_PROGRESS_LATENCY;
+	else if (o->latency && !getenv("IWARP_PROGRESS"))
+		/* One thread per process: the application's own busy-poll
+		 * drives the engine. With an engine thread, two processes
+		 * would spin four threads (iwarp_bw(1), NOTES). */
+		a.progress = IWARP_PROGRESS_INLINE;
 	ctx = iwarp_open_context(&a);
 	if (!ctx) {
 		int err = errno;
@@ -251,6 +257,26 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 			o->out_reads = da.max_qp_init_rd_atom < 255 ? da.max_qp_init_rd_atom : 255;
 	}
 	return ctx;
+}
+
+/* After a failure: prints pending QP async events (a TERMINATE's cause). */
+static void print_async_events(struct iwarp_context *ctx)
+{
+	struct pollfd pfd = { .fd = iwarp_async_fd(ctx), .events = POLLIN };
+	struct iwarp_async_event ev;
+	int i;
+
+	for (i = 0; i < 8 && pfd.fd >= 0 && poll(&pfd, 1, 0) > 0; i++) {
+		if (iwarp_get_async_event(ctx, &ev))
+			break;
+		fprintf(stderr, " iwarp_bw: async event %s", iwarp_event_type_str(ev.event_type));
+		if (ev.term.layer || ev.term.etype || ev.term.ecode)
+			fprintf(stderr, ", TERMINATE %s by %s",
+				iwarp_term_strerror(ev.term.layer, ev.term.etype, ev.term.ecode),
+				ev.term_received ? "the peer" : "us");
+		fprintf(stderr, "\n");
+		iwarp_ack_async_event(&ev);
+	}
 }
 
 /* Pre-test handshakes: the counts of the perftest 6.06 mains (bw.h). */
@@ -428,6 +454,9 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o))
 		return 1;
 	srandom((unsigned int)(getpid() ^ time(NULL)));
+	/* the wait loops' short sleeps (bw_backoff) must not be stretched
+	 * by the default 50 us timer slack */
+	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	ctx = open_ctx(&o);
 	if (!ctx)
 		return errno == ENOSYS ? BW_EXIT_NOURING : 1;
@@ -465,8 +494,10 @@ int main(int argc, char **argv)
 	else
 		rc = run_rdma_bw(&c, &d, &o, my, rem);
 out:
-	if (rc)
+	if (rc) {
+		print_async_events(ctx);
 		fprintf(stderr, " iwarp_bw: test failed: %s\n", iwarp_strerror(rc));
+	}
 	bw_data_close(&d, &o);
 	bw_comm_close(&c);
 	iwarp_close_context(ctx);

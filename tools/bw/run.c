@@ -99,8 +99,18 @@ static int post_data(struct bw_data *d, const struct bw_opts *o, int i, uint64_t
 static int post_credit(struct bw_data *d, const struct bw_opts *o, int i)
 {
 	struct bw_qp *q = &d->q[i];
+	/*
+	 * The source octets of a posted Write must not change until it
+	 * completes: the engine sends (and CRCs) them from the MR later, so
+	 * rewriting one word for every credit (as perftest does) gave the
+	 * peer FPDUs whose MPA CRC no longer matched (TERMINATE "CRC error").
+	 * Each of the at most tx_depth outstanding credit Writes of a QP has
+	 * its own slot; completions of one QP come in order.
+	 */
+	uint32_t *slot = &d->ctrl_buf[(size_t)(2 * d->n) + (size_t)i * (size_t)o->tx_depth +
+				      (size_t)(q->credits_posted % (uint64_t)o->tx_depth)];
 	struct iwarp_sge sge = {
-		.addr = (uintptr_t)&d->ctrl_buf[i],
+		.addr = (uintptr_t)slot,
 		.length = sizeof(uint32_t),
 		.lkey = d->ctrl_mr->lkey,
 	};
@@ -121,7 +131,8 @@ static int post_credit(struct bw_data *d, const struct bw_opts *o, int i)
 		if (n == 0 && d->inline_progress)
 			iwarp_progress(d->ctx);
 	}
-	d->ctrl_buf[i] = (uint32_t)q->rcnt; /* host order, as perftest */
+	*slot = (uint32_t)q->rcnt; /* host order, as perftest */
+	d->ctrl_buf[i] = *slot;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = mk_wrid(i, 0);
 	wr.sg_list = &sge;
@@ -136,6 +147,7 @@ static int post_credit(struct bw_data *d, const struct bw_opts *o, int i)
 		return rc;
 	}
 	q->credits_out++;
+	q->credits_posted++;
 	return 0;
 }
 
@@ -432,7 +444,7 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 static int wait_send(struct bw_data *d)
 {
 	struct iwarp_wc wc;
-	int rc = bw_poll_one(d->ctx, d->scq, d->inline_progress, &wc);
+	int rc = bw_poll_one(d->scq, d->inline_progress, &wc);
 
 	return rc ? rc : wc_ok(&wc, "send queue");
 }
@@ -507,7 +519,7 @@ static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 	q->rcnt = 0;
 	while (scnt < o->iters || q->rcnt < o->iters) {
 		if (q->rcnt < o->iters && !(scnt < 1 && client)) {
-			rc = bw_poll_one(d->ctx, d->rcq, d->inline_progress, &wc);
+			rc = bw_poll_one(d->rcq, d->inline_progress, &wc);
 			if (rc)
 				return rc;
 			if (wc_ok(&wc, "receive"))
