@@ -1,0 +1,102 @@
+# tests/interop/guest-agent.sh - the guest side of the interop matrix (busybox
+# ash; run by run-guest.sh -s). One guest boot serves many cases: the host
+# (run-matrix.sh) writes one command per line into the guest console (QEMU's
+# stdin, run-guest.sh -i FIFO); the agent answers with markers on the console.
+#
+# Commands (fields separated by one space; CMD is the rest of the line):
+#   RUN ID PORT TMO CMD   run "sh -c CMD" in the background, bounded by TMO s;
+#                         PORT != "-": wait until a TCP listener on PORT
+#                         exists, then print "AGENT-LISTENING ID PORT" (or
+#                         "AGENT-NOLISTEN ID" when CMD ended or 60 s passed)
+#   KILL ID SIG           send SIG to job ID's command (and its children)
+#   QUIT                  stop; the guest powers off (SIW-PEER-EXIT 0)
+# Markers (start of line):
+#   AGENT-READY                     ready for the first command
+#   AGENT-STARTED ID                job started
+#   G[ID] <line>                    job output (stdout + stderr), after it ends
+#   AGENT-DONE ID RC                job ended with status RC (124: timeout)
+#   AGENT-KILLED ID                 KILL delivered
+stty -echo 2>/dev/null
+# siw checks RLIMIT_MEMLOCK on every ibv_reg_mr, even for root (no
+# CAP_IPC_LOCK exception); the 8 MiB default fails perftest -a (2 x 8 MiB).
+ulimit -l unlimited
+
+listening() {   # listening PORT: a TCP listener on PORT exists (any address)
+	hex=$(printf '%04X' "$1")
+	grep -q ":$hex 00000000:0000 0A" /proc/net/tcp 2>/dev/null
+}
+
+job() {         # job ID TMO CMD: runs in the background
+	timeout -s KILL "$2" sh -c "$3" >"/tmp/job.$1.out" 2>&1 &
+	echo $! >"/tmp/job.$1.pid"
+	wait $!
+	rc=$?
+	sed "s/^/G[$1] /" "/tmp/job.$1.out"
+	[ "$rc" = 137 ] && [ ! -e "/tmp/job.$1.killed" ] && rc=124
+	echo "AGENT-DONE $1 $rc"
+}
+
+children() {    # children PID: the PIDs whose parent is PID (no pgrep in busybox-static)
+	grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3
+}
+
+kill_tree() {   # kill_tree SIG PID: PID's descendants first, then PID
+	for c in $(children "$2"); do kill_tree "$1" "$c"; done
+	kill -s "$1" "$2" 2>/dev/null
+}
+
+echo "AGENT-READY"
+while IFS= read -r line; do
+	set -f
+	# shellcheck disable=SC2086
+	set -- $line
+	set +f
+	op=${1:-}
+	case $op in
+	RUN)
+		id=$2 port=$3 tmo=$4
+		cmd=${line#RUN "$id" "$port" "$tmo" }
+		rm -f "/tmp/job.$id.pid" "/tmp/job.$id.killed"
+		job "$id" "$tmo" "$cmd" &
+		echo "AGENT-STARTED $id"
+		if [ "$port" != - ]; then
+			i=0
+			while [ $i -lt 600 ]; do
+				listening "$port" && break
+				# the job's pid file vanishes never; its output ends it
+				if [ -e "/tmp/job.$id.pid" ] &&
+				   ! kill -0 "$(cat "/tmp/job.$id.pid")" 2>/dev/null; then
+					break
+				fi
+				sleep 0.1
+				i=$((i + 1))
+			done
+			if listening "$port"; then
+				echo "AGENT-LISTENING $id $port"
+			else
+				echo "AGENT-NOLISTEN $id"
+			fi
+		fi
+		;;
+	KILL)
+		id=$2 sig=$3
+		if [ -e "/tmp/job.$id.pid" ]; then
+			: >"/tmp/job.$id.killed"
+			# busybox timeout execs the command in its own PID (the
+			# pid file) and watches it from a child: kill them all
+			kill_tree "$sig" "$(cat "/tmp/job.$id.pid")"
+		fi
+		echo "AGENT-KILLED $id"
+		;;
+	QUIT)
+		break
+		;;
+	"")
+		;;
+	*)
+		echo "AGENT-ERROR unknown command: $op"
+		;;
+	esac
+done
+wait
+exit 0
