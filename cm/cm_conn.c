@@ -251,7 +251,9 @@ fail:
 
 /*
  * Responder in RFC 6581 P2P mode: true once the carry holds the whole
- * first FPDU (the initiator's RTR, RFC 6581 §7): ULPDU_Length (2) + ULPDU
+ * first FPDU (the initiator's RTR, RFC 6581 §7), whatever RTR type our
+ * Reply chose (res.rtr: a 20-octet Write, a 52-octet Read Request or a
+ * Send): its length comes from the frame, ULPDU_Length (2) + ULPDU
  * + pad to 4 + CRC (4) (RFC 5044 §4), after the 4-octet marker that starts
  * the stream when the peer inserts markers toward us (RFC 5044 §5.1).
  * An FPDU longer than the receive room counts as complete (the datapath
@@ -549,6 +551,12 @@ static void cm_timer_cb(void *arg)
 		cm_handoff(id);
 		break;
 	case CM_S_RTR_WAIT:
+		/* cm_handoff's retry (endpoint busy) comes here too: the RTR
+		 * is in, hand over instead of waiting for the deadline */
+		if (cm_rtr_complete(id->mpa)) {
+			cm_handoff(id);
+			return;
+		}
 		if (cm_now_ms() < id->mpa->deadline_ms) {
 			cm_timer_deadline(id);
 			return;
@@ -719,6 +727,14 @@ int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
 						   : id->conn_ird;
 	p.ord = id->conn_ord > MPA_NEG_IRD_ORD_MAX ? MPA_NEG_IRD_ORD_MAX
 						   : id->conn_ord;
+	/*
+	 * RFC 6581 §7 (cxgb3 96ac7e88): offering a Read RTR needs ORD >= 1
+	 * on the active side, whatever initiator_depth the ULP passed
+	 * (perftest gives 0 for Write tests); the responder sizes its IRD
+	 * from our ORD and refuses a Read RTR with IRD 0.
+	 */
+	if (p.p2p && (p.rtr_mask & MPA_RTR_READ) && p.ord == 0)
+		p.ord = 1;
 	id->mpa = iw_malloc(sizeof(*id->mpa));
 	if (!id->mpa)
 		return -ENOMEM;

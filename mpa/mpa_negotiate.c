@@ -64,6 +64,20 @@ int mpa_neg_params_check(const struct mpa_neg_params *p)
 	return 0;
 }
 
+/*
+ * RFC 6581 §7 (cxgb3 96ac7e88, siw): the ORD an initiator advertises. When
+ * the offered RTR set includes Read, the Read RTR takes one outbound Read
+ * slot, so the Request says ORD >= 1 whatever the ULP asked for: the
+ * responder sizes its IRD from our ORD (siw answers IRD = min(ORD, 128))
+ * and refuses a Read RTR with IRD 0.
+ */
+static uint16_t neg_request_ord(const struct mpa_neg_params *p)
+{
+	if (p->p2p && (p->rtr_mask & MPA_RTR_READ) && p->ord == 0)
+		return 1;
+	return p->ord;
+}
+
 int mpa_neg_request_encode(const struct mpa_neg_params *p,
 			   const uint8_t *ulp_pd, size_t ulp_len, uint8_t *out,
 			   size_t cap)
@@ -81,7 +95,7 @@ int mpa_neg_request_encode(const struct mpa_neg_params *p,
 	if (rr.enhanced) {
 		/* RFC 6581 §5: our IRD and ORD, A and the offered RTR set. */
 		rr.ird = p->ird;
-		rr.ord = p->ord;
+		rr.ord = neg_request_ord(p);
 		rr.p2p = p->p2p;
 		rr.rtr = p->p2p ? p->rtr_mask : MPA_RTR_NONE;
 	}
@@ -108,6 +122,7 @@ int mpa_neg_initiator_process(const struct mpa_neg_params *p,
 {
 	struct mpa_rr rep;
 	bool enhanced = p->rev == MPA_REV_2;
+	uint16_t ord = neg_request_ord(p);
 	int n;
 
 	if (mpa_neg_params_check(p))
@@ -139,14 +154,14 @@ int mpa_neg_initiator_process(const struct mpa_neg_params *p,
 	res->markers_rx = p->markers_rx;
 	res->enhanced = rep.enhanced;
 	res->ird = p->ird;
-	res->ord = p->ord;
+	res->ord = ord;
 	if (!rep.enhanced)
 		return n;
 
 	/* RFC 6581 §5: our ORD <= peer IRD, peer ORD <= our IRD. */
-	if (p->strict_ird && (rep.ird < p->ord || rep.ord > p->ird))
+	if (p->strict_ird && (rep.ird < ord || rep.ord > p->ird))
 		return IWARP_ERR_MPA_IRD;
-	res->ord = min_u16(p->ord, rep.ird);
+	res->ord = min_u16(ord, rep.ird);
 	res->ird = min_u16(p->ird, rep.ord);
 
 	if (!p->p2p)

@@ -105,9 +105,11 @@ int mpa_neg_params_check(const struct mpa_neg_params *p);
 /*
  * Initiator: encodes the MPA Request for |p| with ULP private data |ulp_pd|
  * (|ulp_len| octets; the 4 IRD/ORD octets come first when rev 2) into
- * |out| (|cap| octets). Returns the frame length, -EINVAL on bad params or
- * when the private data exceeds 512 octets in total, -ENOSPC when |cap| is
- * too small.
+ * |out| (|cap| octets). With P2P and Read in rtr_mask the advertised ORD
+ * is at least 1 (RFC 6581 §7: the Read RTR needs an ORD slot), also when
+ * p->ord is 0; mpa_neg_initiator_process() uses the same ORD.
+ * Returns the frame length, -EINVAL on bad params or when the private data
+ * exceeds 512 octets in total, -ENOSPC when |cap| is too small.
  */
 int mpa_neg_request_encode(const struct mpa_neg_params *p,
 			   const uint8_t *ulp_pd, size_t ulp_len, uint8_t *out,

@@ -780,6 +780,198 @@ START_TEST(test_connect_options)
 }
 END_TEST
 
+/* Reads exactly |len| octets from |fd| (bounded wait). */
+static void raw_read_all(int fd, uint8_t *buf, size_t len)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < len) {
+		ck_assert_msg(poll(&pf, 1, WAIT_MS) == 1, "no data");
+		r = recv(fd, buf + got, len - got, 0);
+		ck_assert_int_gt(r, 0);
+		got += (size_t)r;
+	}
+}
+
+/*
+ * RFC 6581 §9.2 / §7, siw as initiator (interop capture): the responder is
+ * configured with p2p=write locally (_i 2, 3) or p2p=read (_i 0, 1),
+ * which must not matter. _i 0..2: the initiator offers Write and Read RTR
+ * (IRD 0x8000, ORD 0xc001); the Reply chooses Write (A echoed, `80 00
+ * 80 00` with the ULP's IRD/ORD 0) and ESTABLISHED follows the 20-octet
+ * zero-length Write RTR, sent whole (_i 0, 2) or one octet at a time
+ * (_i 1). _i 3: only Read is offered; the Reply chooses it with IRD
+ * forced to 1 (`80 01 40 00`), ESTABLISHED follows the 52-octet
+ * zero-length Read Request and the responder answers with a zero-length
+ * Read Response.
+ */
+START_TEST(test_p2p_responder_negotiated_rtr)
+{
+	uint8_t req[] = {
+		'M',  'P',  'A',  ' ',	'I',  'D',  ' ',  'R',
+		'e',  'q',  ' ',  'F',	'r',  'a',  'm',  'e',
+		0x10, 0x02, 0x00, 0x04, 0x80, 0x00, 0xc0, 0x01,
+	};
+	uint8_t rep_want[] = {
+		'M',  'P',  'A',  ' ',	'I',  'D',  ' ',  'R',
+		'e',  'p',  ' ',  'F',	'r',  'a',  'm',  'e',
+		0x10, 0x02, 0x00, 0x04, 0x80, 0x00, 0x80, 0x00,
+	};
+	/* RFC-FACTS §6.5: zero-length RDMA Write, STag 1, TO 0, CRC off */
+	static const uint8_t wr_rtr[20] = {
+		0x00, 0x0e, 0xc1, 0x40, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+	};
+	/* zero-length Read Request (RFC 5040 §4.4, RFC 5041 §5.2): QN 1,
+	 * MSN 1, MO 0, sink STag 1, TO 0, size 0, source STag 1, TO 0 */
+	static const uint8_t rd_rtr[52] = {
+		0x00, 0x2e, 0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
+		0,    1,    0,	  0,	0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+		0,    0,    0,	  0,	0, 0, 0, 0, 0, 0, 0, 1,
+	};
+	bool read = _i == 3;
+	const uint8_t *rtr = read ? rd_rtr : wr_rtr;
+	size_t rtr_len = read ? sizeof(rd_rtr) : sizeof(wr_rtr);
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *l, *sid;
+	struct side srv;
+	uint8_t rep[sizeof(rep_want)], rr[20];
+	uint16_t port;
+	size_t i;
+	int fd;
+
+	if (read) {
+		req[22] = 0x40;	     /* Read RTR only */
+		rep_want[21] = 0x01; /* IRD forced to 1 */
+		rep_want[22] = 0x40;
+	}
+	attr_fast(&a);
+	a.p2p = _i >= 2 ? IWARP_P2P_WRITE : IWARP_P2P_READ; /* local config */
+	a.mpa_req_timeout_ms = 2000;
+	a.mpa_rep_timeout_ms = 2000;
+	side_open(&srv, &a);
+	l = listen_on(&srv, "127.0.0.1", &port);
+	fd = raw_connect(port);
+	ck_assert_int_eq(send(fd, req, sizeof(req), 0), (ssize_t)sizeof(req));
+
+	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	sid = ev->id;
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	qp_attr(&srv, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(sid, srv.pd, &qa), 0);
+	memset(&cp, 0, sizeof(cp)); /* perftest Write test: IRD = ORD = 0 */
+	ck_assert_int_eq(iwarp_cm_accept(sid, &cp), 0);
+
+	raw_read_all(fd, rep, sizeof(rep));
+	ck_assert_mem_eq(rep, rep_want, sizeof(rep));
+	/* RFC 6581 §7: nothing before the RTR */
+	ck_assert(!ch_ready(srv.ch, 0));
+	if (_i == 1) {
+		for (i = 0; i < rtr_len; i++)
+			ck_assert_int_eq(send(fd, rtr + i, 1, 0), 1);
+	} else {
+		ck_assert_int_eq(send(fd, rtr, rtr_len, 0), (ssize_t)rtr_len);
+	}
+	ev = expect_ev(srv.ch, IWARP_CM_EVENT_ESTABLISHED);
+	ck_assert_ptr_eq(ev->id, sid);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	ck_assert_int_eq(sid->qp->state, IWARP_QPS_RTS);
+	if (read) {
+		/* zero-length Read Response: tagged, last, opcode 2, STag 1 */
+		raw_read_all(fd, rr, sizeof(rr));
+		ck_assert_uint_eq(rr[0], 0x00);
+		ck_assert_uint_eq(rr[1], 0x0e);
+		ck_assert_uint_eq(rr[2], 0xc1);
+		ck_assert_uint_eq(rr[3] & 0x0f, 0x2);
+		ck_assert_uint_eq(rr[7], 1);
+	}
+
+	close(fd); /* the datapath sees the close */
+	ack_ev(srv.ch, IWARP_CM_EVENT_DISCONNECTED);
+	destroy(sid);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+/*
+ * RFC 6581 §7 (cxgb3 96ac7e88), interop with siw: an initiator configured
+ * for a Read RTR whose ULP passes initiator_depth 0 (perftest Write tests)
+ * must still advertise ORD 1 (`80 00 40 01`), and after a Reply choosing
+ * Read its first FPDU is the 52-octet zero-length Read Request (RFC-FACTS
+ * §6.5), with a QP ORD of at least 1.
+ */
+START_TEST(test_p2p_initiator_read_rtr_ord)
+{
+	static const uint8_t req_want[] = {
+		'M',  'P',  'A',  ' ',	'I',  'D',  ' ',  'R',
+		'e',  'q',  ' ',  'F',	'r',  'a',  'm',  'e',
+		0x10, 0x02, 0x00, 0x04, 0x80, 0x00, 0x40, 0x01,
+	};
+	static const uint8_t rep[] = {
+		'M',  'P',  'A',  ' ',	'I',  'D',  ' ',  'R',
+		'e',  'p',  ' ',  'F',	'r',  'a',  'm',  'e',
+		0x10, 0x02, 0x00, 0x04, 0x80, 0x01, 0x40, 0x00,
+	};
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
+	struct sockaddr_in sin;
+	struct iwarp_cm_id *c;
+	socklen_t len = sizeof(sin);
+	struct side s;
+	uint8_t buf[64];
+	int lfd, fd;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(lfd, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	attr_fast(&a);
+	a.p2p = IWARP_P2P_READ;
+	a.mpa_rep_timeout_ms = 2000;
+	side_open(&s, &a);
+	c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+	memset(&cp, 0, sizeof(cp)); /* IRD 0, ORD 0 */
+	ck_assert_int_eq(iwarp_cm_connect(c, &cp), 0);
+	fd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(recv(fd, buf, 24, MSG_WAITALL), 24);
+	ck_assert_mem_eq(buf, req_want, sizeof(req_want));
+	ck_assert_int_eq(send(fd, rep, sizeof(rep), 0), (ssize_t)sizeof(rep));
+
+	ev = expect_ev(s.ch, IWARP_CM_EVENT_ESTABLISHED);
+	ck_assert_uint_ge(ev->param.conn.initiator_depth, 1);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	/* the Read RTR: ULPDU_Length 46, untagged, RDMAP opcode 1 (Read
+	 * Request), QN 1; CRC off: 52 octets */
+	ck_assert_int_eq(recv(fd, buf, 52, MSG_WAITALL), 52);
+	ck_assert_uint_eq(buf[0], 0x00);
+	ck_assert_uint_eq(buf[1], 46);
+	ck_assert_uint_eq(buf[2] & 0x80, 0); /* untagged */
+	ck_assert_uint_eq(buf[3] & 0x0f, 0x1);
+	ck_assert_uint_eq(buf[11], 1); /* QN 1 (RFC 5041 §5.2) */
+
+	close(fd);
+	ack_ev(s.ch, IWARP_CM_EVENT_DISCONNECTED);
+	destroy(c);
+	close(lfd);
+	side_close(&s);
+	wait_mem(base);
+}
+END_TEST
+
 /* Destroying an id that still has an unacked event waits for the ack:
  * here the ack comes first, then destroy returns at once; a queued
  * (undelivered) event of the id is dropped. */
@@ -944,6 +1136,8 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, test_destroy_drops_queued_events);
 	tcase_add_loop_test(tc, test_connect_options, 0,
 			    (int)(sizeof(opts) / sizeof(opts[0])));
+	tcase_add_loop_test(tc, test_p2p_responder_negotiated_rtr, 0, 4);
+	tcase_add_test(tc, test_p2p_initiator_read_rtr_ord);
 	tcase_add_test(tc, test_many_connections);
 	tcase_add_test(tc, test_inline_progress);
 	suite_add_tcase(s, tc);

@@ -392,6 +392,44 @@ START_TEST(test_stream_gap)
 }
 END_TEST
 
+/*
+ * A control segment without data far before the stream start (an RST with
+ * sequence number 0, as stacks send it) once underflowed the wire length:
+ * iwarp_decode then reported "snaplen: 18446744073617636435 octets missing".
+ */
+START_TEST(test_stream_stale_control_segment)
+{
+	long mem0 = iw_mem_outstanding();
+	uint8_t data[40];
+	struct dec_stream st;
+	struct sink_buf sb;
+	uint64_t goff, glen, after;
+	const uint32_t isn = 91915180u;
+
+	iw_test_fill(data, sizeof(data), 7);
+	dec_stream_init(&st);
+	memset(&sb, 0, sizeof(sb));
+	sb.ordered = true;
+	dec_stream_segment(&st, isn, DEC_TCP_SYN, NULL, 0, 0, sb_deliver, &sb);
+	dec_stream_segment(&st, isn + 1, DEC_TCP_ACK, data, sizeof(data),
+			   sizeof(data), sb_deliver, &sb);
+	ck_assert_int_eq(dec_stream_segment(&st, 0, DEC_TCP_RST | DEC_TCP_ACK,
+					    NULL, 0, 0, sb_deliver, &sb),
+			 0);
+	ck_assert_int_eq(dec_stream_segment(&st, isn - 5000u, DEC_TCP_ACK, NULL,
+					    0, 0, sb_deliver, &sb),
+			 0);
+	ck_assert(sb.ordered);
+	ck_assert_uint_eq(sb.len, sizeof(data));
+	ck_assert_uint_eq(st.truncated_bytes, 0);
+	ck_assert_uint_eq(st.end_off, sizeof(data));
+	ck_assert(st.rst);
+	ck_assert(!dec_stream_gap(&st, &goff, &glen, &after));
+	dec_stream_release(&st);
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+END_TEST
+
 /* ---- FPDU framing, split at every byte boundary ---------------------------
  */
 
@@ -786,6 +824,7 @@ static Suite *decode_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_stream_reorder_overlap_wrap);
 	tcase_add_test(tc, test_stream_gap);
+	tcase_add_test(tc, test_stream_stale_control_segment);
 	tcase_add_test(tc, test_fpdu_markers_splits);
 	tcase_add_loop_test(tc, test_conv_valid_all_splits, 0, 3);
 	tcase_add_test(tc, test_conv_out_of_order);

@@ -1054,6 +1054,71 @@ START_TEST(test_initiator_rtr_rules)
 }
 END_TEST
 
+/*
+ * RFC 6581 §7 (cxgb3 96ac7e88): offering a Read RTR needs ORD >= 1 on the
+ * active side. Interop bug: with initiator_depth 0 (perftest Write tests)
+ * our Request said `80 00 40 00` (ORD 0), siw sized its IRD to 0 and
+ * answered the Read RTR with a TERMINATE. The Request must say ORD 1.
+ */
+START_TEST(test_request_read_rtr_ord)
+{
+	static const uint8_t want_read[] = {HDR_REQ(0x10, 2, 4), 0x80, 0x00,
+					    0x40, 0x01};
+	static const uint8_t want_both[] = {HDR_REQ(0x10, 2, 4), 0x80, 0x00,
+					    0xc0, 0x01};
+	static const uint8_t want_write[] = {HDR_REQ(0x10, 2, 4), 0x80, 0x00,
+					     0x80, 0x00};
+	static const uint8_t want_nop2p[] = {HDR_REQ(0x10, 2, 4), 0x00, 0x00,
+					     0x00, 0x00};
+	uint8_t rep[24] = {HDR_REP(0x10, 2, 4), 0x80, 0x00, 0x40, 0x00};
+	uint8_t out[MPA_RR_FRAME_MAX];
+	struct mpa_neg_params p;
+	struct mpa_neg_result res;
+
+	mpa_neg_params_init(&p);
+	p.crc = MPA_CRC_OFF;
+	p.p2p = true;
+	p.rtr_mask = MPA_RTR_READ;
+	p.ird = 0;
+	p.ord = 0;
+	ck_assert_int_eq(mpa_neg_request_encode(&p, NULL, 0, out, sizeof(out)),
+			 24);
+	ck_assert_mem_eq(out, want_read, sizeof(want_read));
+	/* a Reply choosing Read with IRD 0: our ORD (QP) is still 1 */
+	ck_assert_int_eq(init_run(&p, rep, 24, &res), 24);
+	ck_assert_int_eq(res.rtr, MPA_RTR_READ);
+	ck_assert_uint_eq(res.ord, 1);
+	/* strict IRD: the peer's IRD 0 is below the ORD 1 we advertised */
+	p.strict_ird = true;
+	ck_assert_int_eq(init_run(&p, rep, 24, &res), IWARP_ERR_MPA_IRD);
+	rep[21] = 0x01;
+	ck_assert_int_eq(init_run(&p, rep, 24, &res), 24);
+	ck_assert_uint_eq(res.ord, 1);
+	p.strict_ird = false;
+
+	p.rtr_mask = MPA_RTR_WRITE | MPA_RTR_READ;
+	ck_assert_int_eq(mpa_neg_request_encode(&p, NULL, 0, out, sizeof(out)),
+			 24);
+	ck_assert_mem_eq(out, want_both, sizeof(want_both));
+	/* Write only, or no P2P: the ULP's ORD 0 is sent as is */
+	p.rtr_mask = MPA_RTR_WRITE;
+	ck_assert_int_eq(mpa_neg_request_encode(&p, NULL, 0, out, sizeof(out)),
+			 24);
+	ck_assert_mem_eq(out, want_write, sizeof(want_write));
+	p.p2p = false;
+	p.rtr_mask = MPA_RTR_READ;
+	ck_assert_int_eq(mpa_neg_request_encode(&p, NULL, 0, out, sizeof(out)),
+			 24);
+	ck_assert_mem_eq(out, want_nop2p, sizeof(want_nop2p));
+	/* an ORD the ULP asked for is kept */
+	p.p2p = true;
+	p.ord = 7;
+	ck_assert_int_eq(mpa_neg_request_encode(&p, NULL, 0, out, sizeof(out)),
+			 24);
+	ck_assert_uint_eq(out[23], 7);
+}
+END_TEST
+
 START_TEST(test_params)
 {
 	struct mpa_neg_params p;
@@ -1274,6 +1339,7 @@ static Suite *mpa_negotiate_suite(void)
 	tcase_add_test(ti, test_initiator_decode_errors);
 	tcase_add_test(ti, test_initiator_ird_ord);
 	tcase_add_test(ti, test_initiator_rtr_rules);
+	tcase_add_test(ti, test_request_read_rtr_ord);
 	tcase_add_test(tm, test_params);
 	tcase_add_test(tm, test_loopback_both_roles);
 	tcase_add_test(tm, test_rtr_messages);

@@ -132,15 +132,23 @@ int dec_stream_segment(struct dec_stream *s, uint32_t seq, uint8_t flags,
 		return 0;
 	}
 	if (soff < 0) {
+		/* only octets at offset >= 0 count; a control segment (RST,
+		 * FIN, ACK) without data may lie far before the start, e.g.
+		 * an RST with sequence number 0: nothing of it is data */
 		size_t cut = (size_t)-soff;
 
-		if (cut >= len) {
+		if (cut >= wire_len) {
 			len = 0;
+			wire_len = 0;
 		} else {
-			data += cut;
-			len -= cut;
+			if (cut >= len) {
+				len = 0;
+			} else {
+				data += cut;
+				len -= cut;
+			}
+			wire_len -= cut;
 		}
-		wire_len -= cut;
 		soff = 0;
 	}
 	off = (uint64_t)soff;
