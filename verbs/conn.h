@@ -25,10 +25,14 @@
  *   (Write) message (RFC 5041 §5.1: tagged messages do not interleave).
  * - RX: bulk receive into a 1 MiB buffer parsed in place (mpa_rx bulk mode);
  *   large payloads are received straight into their destination
- *   (mpa_rx_payload_iov / mpa_rx_commit). Every header is validated before
- *   any payload of its segment is placed; a violation is reported after the
- *   FPDU's CRC was verified (a corrupted FPDU is a CRC error, not a protocol
- *   error), and nothing of a failed message is completed.
+ *   (mpa_rx_payload_iov / mpa_rx_commit), with a bulk tail after them that
+ *   catches the trailer and the next header in the same receive. While
+ *   large FPDUs arrive, bulk receives are bounded to reach just past the
+ *   next header, so that their payload is never copied twice. Every header
+ *   is validated before any payload of its segment is placed; a violation
+ *   is reported after the FPDU's CRC was verified (a corrupted FPDU is a
+ *   CRC error, not a protocol error), and nothing of a failed message is
+ *   completed.
  * - Errors: a protocol violation by the peer sends a TERMINATE with the
  *   RFC's cause (iwarp_error_to_term) and the offending DDP header attached,
  *   then the stream is shut down, the QP moves to ERR (qp_set_error: flush,
@@ -75,6 +79,9 @@ struct endpoint;
 /* Tunables. */
 #define CONN_RX_BUF (1u << 20)  /* bulk receive buffer, one per conn */
 #define CONN_DP_MIN 4096u       /* receive payload at least this long in place */
+#define CONN_DP_BIG 16384u      /* "large FPDU" payload: stream them in place */
+#define CONN_RX_LOOKAHEAD 512u  /* bulk octets read after/between large FPDUs */
+#define CONN_RX_BIG_CREDIT 8u   /* small FPDUs after a large one still bounded */
 #define CONN_TX_SLOTS 128u      /* FPDUs framed ahead (power of two) */
 #define CONN_SLOT_IOV 40u       /* iovecs of one framed FPDU */
 #define CONN_MARKER_FPDU 4096u  /* FPDU cap with markers (bounds the iovecs) */
@@ -226,6 +233,12 @@ struct qp_conn {
 	struct ddp_rx drx;
 	uint8_t *rxbuf;            /* CONN_RX_BUF */
 	bool dp_active;            /* last rx_iov was a direct placement */
+	size_t dp_len;             /* its placement octets (a bulk tail follows) */
+	uint32_t rx_big;           /* credit: large FPDUs seen lately (bounds
+				      bulk reads to reach their headers) */
+	size_t rx_req;             /* octets the last rx_iov set asked for */
+	bool rx_behind;            /* it was filled: data is queued, so read
+				      the whole bulk buffer (fewer receives) */
 	bool first_rx;             /* an FPDU was received */
 	struct conn_rx_cur cur;
 	bool have_rqe;             /* a receive WQE bound to the Send in progress */

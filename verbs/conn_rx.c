@@ -14,6 +14,9 @@
 #include "rdmap/rdmap_opcode.h"
 #include "verbs/conn.h"
 
+/* Content octets between two markers (RFC 5044 §5). */
+#define MPA_MARKER_SPAN (MPA_MARKER_INTERVAL - MPA_MARKER_LEN)
+
 /* Locates message offset |off| in the RQE: pointer and octets to its SGE end. */
 static uint8_t *rqe_locate(const struct iw_rqe *r, uint64_t off, size_t *room)
 {
@@ -212,6 +215,11 @@ static void rx_header(struct qp_conn *c, const struct mpa_rx_event *ev)
 							sizeof(cur->hdr);
 	memcpy(cur->hdr, ev->hdr, cur->hdr_len);
 	cur->pay_len = (uint32_t)(ev->ulpdu_len - ev->hdr_len);
+	/* large FPDUs stream in place (qp_conn_rx_iov) */
+	if (cur->pay_len >= CONN_DP_BIG)
+		c->rx_big = CONN_RX_BIG_CREDIT;
+	else if (c->rx_big)
+		c->rx_big--;
 	rc = ddp_hdr_decode(&cur->h, ev->hdr, ev->hdr_len);
 	if (rc < 0)
 		goto err;
@@ -385,65 +393,130 @@ static void conn_rx_bulk(struct qp_conn *c, const uint8_t *buf, size_t len)
 	}
 }
 
-int qp_conn_rx_iov(struct qp_conn *c, struct iovec *iov, int cap)
+/*
+ * Octets a bulk receive asks for. While large FPDUs arrive (rx_big), it
+ * ends a little past the current FPDU's trailer, so that the next header
+ * is parsed from it and that FPDU's payload is then received in place;
+ * otherwise the whole buffer.
+ */
+static size_t rx_bulk_len(const struct qp_conn *c)
+{
+	const struct mpa_rx *m = &c->mrx;
+	size_t len = CONN_RX_LOOKAHEAD;
+
+	if (!c->rx_big || c->rx_behind)
+		return CONN_RX_BUF;
+	if (mpa_rx_get_state(m) == MPA_RX_GET_PAYLOAD) {
+		len += m->pay_len - m->pay_got + m->pad_len + MPA_CRC_LEN;
+		/* markers: one per 508 content octets, rounded up */
+		if (m->markers)
+			len += MPA_MARKER_LEN * (len / MPA_MARKER_SPAN + 1);
+	}
+	return len < CONN_RX_BUF ? len : CONN_RX_BUF;
+}
+
+/*
+ * Direct placement layout for the rest of the current payload, if it is
+ * large: iovecs into |iov| (at most |cap|) and their octet total in |*total|.
+ * Returns the iovec count, or 0 when the payload goes through the bulk
+ * buffer.
+ */
+static int rx_dp_iov(struct qp_conn *c, struct iovec *iov, int cap,
+		     size_t *total)
 {
 	struct conn_rx_cur *cur = &c->cur;
 	size_t left, room = 0, off;
 	uint8_t *dst = NULL;
+	int n, i;
+
+	if (c->state != CONN_RUN || cur->err ||
+	    mpa_rx_get_state(&c->mrx) != MPA_RX_GET_PAYLOAD ||
+	    c->mrx.pay_len - c->mrx.pay_got < CONN_DP_MIN)
+		return 0;
+	left = c->mrx.pay_len - c->mrx.pay_got;
+	off = c->mrx.pay_got;
+	switch (cur->kind) {
+	case RXK_WRITE:
+	case RXK_RRESP:
+		if (cur->dst) {
+			dst = cur->dst + off;
+			room = left;
+		}
+		break;
+	case RXK_SEND:
+		dst = rqe_locate(&c->rqe, cur->seg.offset + off, &room);
+		if (room > left)
+			room = left;
+		break;
+	case RXK_NONE:
+	case RXK_DISCARD:
+	case RXK_SEND_RTR:
+	case RXK_RREQ:
+	case RXK_TERM:
+		break;
+	}
+	if (!dst || !room)
+		return 0;
+	n = mpa_rx_payload_iov(&c->mrx, dst, room, iov, (size_t)cap);
+	if (n <= 0)
+		return 0;
+	*total = 0;
+	for (i = 0; i < n; i++)
+		*total += iov[i].iov_len;
+	return n;
+}
+
+int qp_conn_rx_iov(struct qp_conn *c, struct iovec *iov, int cap)
+{
+	size_t total = 0;
 	int n;
 
 	c->dp_active = false;
+	c->dp_len = 0;
 	if (c->state == CONN_CLOSED || cap <= 0)
 		return 0;
-	/* direct placement: a large payload goes straight to its target */
-	if (c->state == CONN_RUN && !cur->err &&
-	    mpa_rx_get_state(&c->mrx) == MPA_RX_GET_PAYLOAD &&
-	    c->mrx.pay_len - c->mrx.pay_got >= CONN_DP_MIN) {
-		left = c->mrx.pay_len - c->mrx.pay_got;
-		off = c->mrx.pay_got;
-		switch (cur->kind) {
-		case RXK_WRITE:
-		case RXK_RRESP:
-			dst = cur->dst + off;
-			room = left;
-			break;
-		case RXK_SEND:
-			dst = rqe_locate(&c->rqe, cur->seg.offset + off, &room);
-			if (room > left)
-				room = left;
-			break;
-		case RXK_NONE:
-		case RXK_DISCARD:
-		case RXK_SEND_RTR:
-		case RXK_RREQ:
-		case RXK_TERM:
-			break;
+	/* direct placement: a large payload goes straight to its target,
+	 * and the bulk buffer after it takes the trailer and what follows */
+	n = rx_dp_iov(c, iov, cap, &total);
+	if (n > 0) {
+		c->dp_active = true;
+		c->dp_len = total;
+		if (n < cap) {
+			iov[n].iov_base = c->rxbuf;
+			iov[n].iov_len = CONN_RX_BUF;
+			if (c->rx_big && !c->rx_behind)
+				iov[n].iov_len = CONN_RX_LOOKAHEAD;
+			total += iov[n++].iov_len;
 		}
-		if (dst && room) {
-			n = mpa_rx_payload_iov(&c->mrx, dst, room, iov,
-					       (size_t)cap);
-			if (n > 0) {
-				c->dp_active = true;
-				return n;
-			}
-		}
+		c->rx_req = total;
+		return n;
 	}
 	iov[0].iov_base = c->rxbuf;
-	iov[0].iov_len = CONN_RX_BUF;
+	iov[0].iov_len = rx_bulk_len(c);
+	c->rx_req = iov[0].iov_len;
 	return 1;
 }
 
 void qp_conn_rx_done(struct qp_conn *c, size_t n)
 {
+	size_t k;
 	ssize_t r;
 
 	if (c->state == CONN_CLOSED)
 		return;
+	/* a bounded receive that was filled means the receiver is behind:
+	 * then fewer, larger receives beat avoiding the copy */
+	c->rx_behind = n >= c->rx_req && c->rx_req < CONN_RX_BUF;
 	if (c->dp_active) {
 		c->dp_active = false;
-		r = mpa_rx_commit(&c->mrx, n);
-		if (r < 0 && c->state == CONN_RUN)
-			conn_fail(c, (int)r, false);
+		k = n < c->dp_len ? n : c->dp_len;
+		r = mpa_rx_commit(&c->mrx, k);
+		if (r < 0) {
+			if (c->state == CONN_RUN)
+				conn_fail(c, (int)r, false);
+		} else if (n > k) {
+			conn_rx_bulk(c, c->rxbuf, n - k);
+		}
 	} else {
 		conn_rx_bulk(c, c->rxbuf, n);
 	}
