@@ -69,10 +69,14 @@
  *    count (host order) to the sender's credit word; the sender stops while
  *    scnt + 1 - credit >= rx_depth. The sender zeroes its credit words after
  *    the per-size handshake.
- *  - run_iter_lat_write: ping-pong of RDMA Writes; the client writes first,
- *    each side spins on the last octet of its remote-target region
- *    (buf + BUFF + size - 1) until it equals (char)iteration, then writes
- *    (char)++scnt as its own last octet. run_iter_lat (read): the client
+ *  - force_dependecies (perftest_parameters.c): without -D, tx_depth is
+ *    clamped to iters, and for Send tests rx_depth too (so the credit
+ *    interval rx_depth/3 matches the sender's stop rule).
+ *  - run_iter_lat_write: ping-pong of RDMA Writes; the SERVER writes first
+ *    (only it skips the wait while scnt < 1), each side spins on the last
+ *    octet of its remote-target region (buf + BUFF + size - 1) until it
+ *    equals (char)++rcnt, then writes (char)++scnt as its own last octet
+ *    and posts; no handshake between sizes with -a. run_iter_lat (read): the client
  *    posts one Read at a time. run_iter_lat_send: Send ping-pong, client
  *    first. Latency = deltas of consecutive tposted, sorted: min, max,
  *    median (typical), avg, stdev, 99% and 99.9% percentiles; divided by 2
@@ -87,10 +91,15 @@
  * src/send_bw.c: one handshake per QP (credit info), one, one per QP; then
  *    per size: the receiver posts its receives, handshake, run, both sides
  *    print their own row, (-a: handshake); close.
- * src/read_lat.c: one, one per QP, one per QP, one; the server then only
- *    closes. write_lat.c, send_lat.c: assumed the same counts as read_lat
- *    and send_bw respectively (to be confirmed against siw, see the man
- *    page); send_lat handshakes before each size after posting receives.
+ * src/read_lat.c, write_lat.c: one, one per QP, one per QP, one; the
+ *    read_lat server then only closes; write_lat.c has no
+ *    ctx_close_connection at the end (read_lat and send_lat do). send_lat.c:
+ *    one per QP, one, one
+ *    per QP (no trailing one); then per size it posts the receives and
+ *    handshakes. (Counts checked against the ctx_hand_shake call sites in
+ *    the Debian 4.5+0.17 binaries and a siw capture.)
+ * End: the server disconnects the data ids; our server then waits for the
+ *    client to close the control connection before closing it.
  */
 #ifndef IWARP_TOOLS_BW_H
 #define IWARP_TOOLS_BW_H
@@ -263,6 +272,15 @@ int bw_comm_xchg_report(struct bw_comm *c, const struct bw_report *mine, struct 
  * *|mtu| (the smaller MTU enum). Returns 0 or < 0.
  */
 int bw_comm_preamble(struct bw_comm *c, int *mtu);
+
+/*
+ * Server side, after its last control exchange: waits up to |ms| for the
+ * client to close the control connection (DISCONNECTED on |c|'s channel),
+ * so that our FIN never overtakes a message the client still sends (its
+ * ctx_close_connection Send must complete successfully on its side).
+ * Returns 0, -ETIMEDOUT, -ENOTCONN or the CM error.
+ */
+int bw_comm_wait_peer_close(struct bw_comm *c, int ms);
 
 /* Tears the control connection down. */
 void bw_comm_close(struct bw_comm *c);

@@ -560,6 +560,19 @@ int bw_comm_preamble(struct bw_comm *c, int *mtu)
 	return 0;
 }
 
+int bw_comm_wait_peer_close(struct bw_comm *c, int ms)
+{
+	struct iwarp_cm_event *ev;
+	int rc;
+
+	if (!c->ch || !c->id)
+		return -ENOTCONN;
+	rc = bw_cm_wait(c->ch, c->inline_progress, IWARP_CM_EVENT_DISCONNECTED, ms, &ev);
+	if (!rc)
+		iwarp_cm_ack_event(ev);
+	return rc;
+}
+
 void bw_comm_close(struct bw_comm *c)
 {
 	if (c->id) {

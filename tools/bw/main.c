@@ -14,6 +14,8 @@
 
 #include "tools/bw/bw.h"
 
+#define BW_PEER_CLOSE_MS 5000 /* server: wait for the client's control close */
+
 enum {
 	OPT_TEST = 256, OPT_LATENCY, OPT_GBITS, OPT_JSON, OPT_CRC, OPT_MARKERS, OPT_MPA_REV,
 	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND,
@@ -193,6 +195,21 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 		o->iters = o->latency ? 1000 : 5000;
 	o->tx_depth = tx > 0 ? tx : o->latency ? 1 : 128;
 	o->rx_depth = rx > 0 ? rx : o->verb == BW_SEND ? 512 : 1;
+	/*
+	 * perftest_parameters.c force_dependecies: in an iteration run (no
+	 * -D) tx_depth is at most iters, and a Send test's rx_depth too. The
+	 * Send BW credit rule depends on it: the sender stops while
+	 * scnt + 1 - credit >= rx_depth, so with -n 20 a perftest sender
+	 * sends 19 Sends and waits for a credit, which only comes if our
+	 * receiver's credit_cnt (rx_depth / 3) is derived from the same
+	 * clamped depth.
+	 */
+	if (!o->duration) {
+		if ((uint64_t)o->tx_depth > o->iters)
+			o->tx_depth = (int)o->iters;
+		if (o->verb == BW_SEND && (uint64_t)o->rx_depth > o->iters)
+			o->rx_depth = (int)o->iters;
+	}
 	if (o->latency) {
 		o->cq_mod = 1;
 		if (o->duplex || o->duration || o->num_qps > 1) {
@@ -230,6 +247,15 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		a.mpa_rev = o->mpa_rev;
 	if (o->p2p_set)
 		a.p2p = o->p2p;
+	else if (o->latency && o->verb == BW_WRITE && o->mpa_rev != 1)
+		/*
+		 * run_iter_lat_write: the server (our MPA responder on the
+		 * data connection) writes first, but a responder sends no
+		 * FPDU before the initiator's first one (RFC 5044 §7.1;
+		 * libiwarp enforces it, siw does not). An RFC 6581 Write
+		 * RTR from the initiator opens the way (iwarp_bw(1)).
+		 */
+		a.p2p = IWARP_P2P_WRITE;
 	if (o->cc)
 		a.congestion_control = o->cc;
 	if (o->progress_set)
@@ -279,22 +305,32 @@ static void print_async_events(struct iwarp_context *ctx)
 	}
 }
 
-/* Pre-test handshakes: the counts of the perftest 6.06 mains (bw.h). */
+/*
+ * Pre-test handshakes: the counts of the perftest 6.06 mains (bw.h), checked
+ * against the call sites of ctx_hand_shake in Debian's perftest 4.5+0.17
+ * binaries:
+ *  - send_bw.c and send_lat.c: one per QP, one, [local], one per QP
+ *    (remote); nothing more (send_lat has no trailing one);
+ *  - write_lat.c and read_lat.c: one, one per QP, [local], one per QP
+ *    (remote), one;
+ *  - write_bw.c and read_bw.c: one per QP, [local], one per QP (remote),
+ *    one.
+ */
 static int pre_handshakes(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
 			  struct bw_dest *my, struct bw_dest *rem)
 {
 	int i, rc = 0;
 
-	if (o->latency) { /* one, one per QP, one per QP, one */
-		rc = bw_comm_handshake(c, &my[0], &rem[0]);
-		for (i = 0; !rc && i < d->n; i++)
-			rc = bw_comm_handshake(c, &my[i], &rem[i]);
-	} else if (o->verb == BW_SEND) { /* one per QP, one, one per QP */
+	if (o->verb == BW_SEND) { /* one per QP, one */
 		for (i = 0; !rc && i < d->n; i++)
 			rc = bw_comm_handshake(c, &my[i], &rem[i]);
 		if (!rc)
 			rc = bw_comm_handshake(c, &my[0], &rem[0]);
-	} else { /* one per QP, one per QP, one */
+	} else if (o->latency) { /* one, one per QP */
+		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		for (i = 0; !rc && i < d->n; i++)
+			rc = bw_comm_handshake(c, &my[i], &rem[i]);
+	} else { /* one per QP */
 		for (i = 0; !rc && i < d->n; i++)
 			rc = bw_comm_handshake(c, &my[i], &rem[i]);
 	}
@@ -305,7 +341,7 @@ static int pre_handshakes(struct bw_comm *c, struct bw_data *d, const struct bw_
 		if (!rc)
 			bw_print_dest(o, "remote", &rem[i]);
 	}
-	if (!rc && (o->latency || o->verb != BW_SEND))
+	if (!rc && o->verb != BW_SEND) /* "after moving qp to RTR" */
 		rc = bw_comm_handshake(c, &my[0], &rem[0]);
 	for (i = 0; !rc && i < d->n; i++) {
 		d->q[i].rem_addr = rem[i].vaddr;
@@ -422,12 +458,17 @@ static int run_lat(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o
 	if (!t)
 		return -ENOMEM;
 	for (s = first_size(o); s && !rc; s = next_size(o, s)) {
+		/*
+		 * send_lat.c: post the receives, then a handshake, before
+		 * every size. write_lat.c has no per-size sync: the server
+		 * writes the next size's first value right away, so the
+		 * buffer must not be cleared here (it is zeroed once when
+		 * allocated; each size polls a new last octet).
+		 */
 		if (o->verb == BW_SEND) {
 			rc = bw_post_recvs(d, o, s);
 			if (!rc)
 				rc = bw_comm_handshake(c, &my[0], &rem[0]);
-		} else if (o->verb == BW_WRITE) {
-			memset(d->buf, 0, 2 * (size_t)d->n * d->buff);
 		}
 		if (!rc)
 			rc = bw_run_lat(d, o, s, t);
@@ -439,6 +480,14 @@ static int run_lat(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o
 		return rc;
 close:
 	bw_print_line(o);
+	/*
+	 * read_lat.c and send_lat.c end with ctx_close_connection (one more
+	 * handshake); write_lat.c does not (its 6.06 binary has not even the
+	 * "Failed to close connection" string): its processes go straight to
+	 * tearing down.
+	 */
+	if (o->verb == BW_WRITE)
+		return 0;
 	return bw_comm_handshake(c, &my[0], &rem[0]);
 }
 
@@ -499,6 +548,16 @@ out:
 		fprintf(stderr, " iwarp_bw: test failed: %s\n", iwarp_strerror(rc));
 	}
 	bw_data_close(&d, &o);
+	/*
+	 * perftest's server disconnects the data QPs (rdma_cm_disconnect_nodes,
+	 * done by bw_data_close) but its client may still be finishing its
+	 * ctx_close_connection Send on the control QP; a FIN from us right
+	 * after our last reply made that Send fail on siw ("Unable to write
+	 * to socket/rdma_cm"). The client closes the control connection after
+	 * its data ids are down: let it go first (bounded).
+	 */
+	if (!rc && !o.server)
+		(void)bw_comm_wait_peer_close(&c, BW_PEER_CLOSE_MS);
 	bw_comm_close(&c);
 	iwarp_close_context(ctx);
 	free(my);

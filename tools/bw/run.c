@@ -449,17 +449,25 @@ static int wait_send(struct bw_data *d)
 	return rc ? rc : wc_ok(&wc, "send queue");
 }
 
+/*
+ * perftest_resources.c run_iter_lat_write: RDMA Write ping-pong. The SERVER
+ * writes first (only it skips the wait while scnt < 1); then each side, per
+ * iteration, spins until the last octet of its remote-target region
+ * (buf + num_qps * BUFF + size - 1) equals (char)++rcnt, stores (char)++scnt
+ * in the last octet of its own source region and posts a signaled Write of
+ * |size| octets. (run_iter_lat_send is the other way round: the client
+ * sends first.)
+ */
 static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *t)
 {
-	struct bw_qp *q = &d->q[0];
 	volatile uint8_t *post_buf = d->buf + size - 1;
 	volatile uint8_t *poll_buf = d->buf + (size_t)d->n * d->buff + size - 1;
 	uint64_t scnt = 0, rcnt = 0, out = 0;
-	int client = o->server != NULL;
+	int server = o->server == NULL;
 	int rc;
 
 	while (scnt < o->iters || rcnt < o->iters) {
-		if (rcnt < o->iters && !(scnt < 1 && client)) {
+		if (rcnt < o->iters && !(scnt < 1 && server)) {
 			uint8_t want = (uint8_t)++rcnt;
 
 			while (*poll_buf != want) {
@@ -487,7 +495,6 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 		if (rc)
 			return rc;
 	}
-	(void)q;
 	return 0;
 }
 
