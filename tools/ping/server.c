@@ -159,10 +159,7 @@ void server_cm_event(struct ping_sess *s, const struct iwarp_cm_event *ev)
 	case IWARP_CM_EVENT_CONNECT_ERROR:
 	case IWARP_CM_EVENT_UNREACHABLE:
 	case IWARP_CM_EVENT_REJECTED:
-		sess_fail(s, "cma event %s, error %d: %s",
-			  iwarp_cm_event_str(ev->event), ev->status,
-			  ev->status ? iwarp_strerror(ev->status)
-				     : "connection failed");
+		sess_fail_cm_event(s, ev);
 		break;
 	case IWARP_CM_EVENT_DEVICE_REMOVAL:
 		sess_fail(s, "cma detected device removal");

@@ -356,3 +356,10 @@ int sess_check_wc(struct ping_sess *s, const struct iwarp_wc *wc)
 		  (int)wc->status, iwarp_term_strerror(layer, etype, ecode));
 	return -1;
 }
+
+void sess_fail_cm_event(struct ping_sess *s, const struct iwarp_cm_event *ev)
+{
+	sess_fail(s, "cma event %s, error %d: %s",
+		  iwarp_cm_event_str(ev->event), ev->status,
+		  ev->status ? iwarp_strerror(ev->status) : "connection failed");
+}

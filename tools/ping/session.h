@@ -141,6 +141,10 @@ void sess_end(struct ping_sess *s, int failed);
 void sess_fail(struct ping_sess *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Fails the session on an error CM event, in rping's words
+ * ("cma event X, error N: text"). */
+void sess_fail_cm_event(struct ping_sess *s, const struct iwarp_cm_event *ev);
+
 /* Prints a debug line (with -d) to stdout, as rping's DEBUG_LOG. */
 void ping_dbg(const struct ping_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
