@@ -108,6 +108,7 @@ void cm_conn_teardown(struct cm_id *id)
 {
 	engine_timer_cancel(id->eng, &id->timer);
 	engine_timer_cancel(id->eng, &id->reap);
+	engine_timer_cancel(id->eng, &id->txopen);
 	if (id->lst) {
 		engine_listener_close(id->lst);
 		id->lst = NULL;
@@ -183,6 +184,7 @@ static void cm_reap_cb(void *arg)
 {
 	struct cm_id *id = arg;
 
+	engine_timer_cancel(id->eng, &id->txopen);
 	if (id->conn) {
 		qp_conn_destroy(id->conn);
 		id->conn = NULL;
@@ -192,6 +194,21 @@ static void cm_reap_cb(void *arg)
 		cm_event_push(id, NULL, IWARP_CM_EVENT_TIMEWAIT_EXIT, 0, NULL,
 			      0, 0, 0);
 	}
+}
+
+/*
+ * Responder whose peer sent no FPDU within responder_tx_wait_ms: RFC 5044
+ * §7.1 wants the responder to wait for the initiator's first FPDU, but Linux
+ * siw never does and applications written for it (perftest's ib_write_lat,
+ * whose server writes first) deadlock against a responder that obeys. The
+ * application opted in to transmitting anyway.
+ */
+static void cm_txopen_cb(void *arg)
+{
+	struct cm_id *id = arg;
+
+	if (id->conn)
+		qp_conn_tx_open(id->conn);
 }
 
 /*
@@ -235,6 +252,9 @@ static void cm_handoff(struct cm_id *id)
 	id->ep = NULL; /* the datapath owns it now */
 	id->conn = conn;
 	id->state = CM_S_ESTABLISHED;
+	if (!initiator && id->resp_wait_ms > 0)
+		engine_timer_start(id->eng, &id->txopen,
+				   (uint64_t)id->resp_wait_ms, cm_txopen_cb, id);
 	if (initiator)
 		pd = cm_mpa_peer_pdata(m, &pdlen);
 	cm_event_push(id, NULL, IWARP_CM_EVENT_ESTABLISHED, 0, pd, pdlen,
@@ -609,8 +629,10 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	c->ch = l->ch;
 	c->eng = l->eng;
 	c->grace_ms = l->grace_ms;
+	c->resp_wait_ms = l->resp_wait_ms;
 	engine_timer_init(&c->timer);
 	engine_timer_init(&c->reap);
+	engine_timer_init(&c->txopen);
 	if (peer && peer_len <= sizeof(c->pub.dst_addr))
 		memcpy(&c->pub.dst_addr, peer, peer_len);
 	len = sizeof(c->pub.src_addr);

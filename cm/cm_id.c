@@ -92,9 +92,11 @@ IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel,
 	id->default_ctx = def;
 	id->eng = cm_ctx_engine(ctx);
 	id->grace_ms = (int)ctx->attr.mpa_reply_grace_ms;
+	id->resp_wait_ms = (int)ctx->attr.responder_tx_wait_ms;
 	id->state = CM_S_IDLE;
 	engine_timer_init(&id->timer);
 	engine_timer_init(&id->reap);
+	engine_timer_init(&id->txopen);
 	cm_channel_add_id(id);
 	*out = &id->pub;
 	return 0;
@@ -373,6 +375,7 @@ static int op_drop_conn(struct cm_call *c)
 	/* the QP goes away: its datapath first (no on_close follows) */
 	if (id->conn) {
 		engine_timer_cancel(id->eng, &id->reap);
+		engine_timer_cancel(id->eng, &id->txopen);
 		qp_conn_destroy(id->conn);
 		id->conn = NULL;
 		if (id->state == CM_S_ESTABLISHED)

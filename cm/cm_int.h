@@ -79,6 +79,7 @@ struct cm_id {
 	bool default_ctx;		 /* holds a default-context reference */
 	struct engine *eng;
 	int grace_ms; /* initiator first-FPDU delay */
+	int resp_wait_ms; /* responder: first-FPDU wait before TX (0: none) */
 
 	/* ---- engine thread ---- */
 	enum cm_state state;
@@ -94,6 +95,7 @@ struct cm_id {
 	bool disconnected;	       /* DISCONNECTED raised */
 	struct engine_timer timer;     /* MPA deadline, grace, linger */
 	struct engine_timer reap;      /* deferred qp_conn_destroy */
+	struct engine_timer txopen;    /* responder_tx_wait_ms */
 	struct cm_mpa *mpa;	       /* handshake state (allocated) */
 	uint8_t conn_ird, conn_ord;    /* connect/accept IRD/ORD */
 	uint8_t discard[64];	       /* closing: input sink */

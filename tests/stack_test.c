@@ -67,15 +67,13 @@ static void fill(uint8_t *p, size_t len, uint64_t seed)
 		p[i] = (uint8_t)(i * 7 + seed);
 }
 
-static void fix_open(struct fix *f, int rev, int crc, int markers)
+static void fix_open_attr(struct fix *f, const struct iwarp_context_attr *a)
 {
-	struct iwarp_context_attr a;
 	struct iwarp_device_attr da;
 	int rw = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE;
 
 	memset(f, 0, sizeof(*f));
-	st_attr(&a, rev, crc ? IWARP_CRC_REQUEST : IWARP_CRC_OFF, markers);
-	st_net_open(&f->n, &a);
+	st_net_open(&f->n, a);
 	st_conn_open(&f->n, &f->k, NULL);
 	st_buf_reg(&f->csrc, f->n.cli.pd, BUFLEN, 0);
 	st_buf_reg(&f->cdst, f->n.cli.pd, BUFLEN, IWARP_ACCESS_LOCAL_WRITE);
@@ -85,6 +83,14 @@ static void fix_open(struct fix *f, int rev, int crc, int markers)
 	ck_assert_int_ge(da.max_inline_data, 80);
 	f->max_inline = da.max_inline_data;
 	f->wr = 1;
+}
+
+static void fix_open(struct fix *f, int rev, int crc, int markers)
+{
+	struct iwarp_context_attr a;
+
+	st_attr(&a, rev, crc ? IWARP_CRC_REQUEST : IWARP_CRC_OFF, markers);
+	fix_open_attr(f, &a);
 }
 
 static void fix_close(struct fix *f, bool from_server)
@@ -503,6 +509,60 @@ START_TEST(test_solicited_notify)
 }
 END_TEST
 
+/*
+ * The responder (server) posts first. RFC 5044 §7.1: it sends nothing
+ * before the initiator's first FPDU (responder_tx_wait_ms 0); with
+ * responder_tx_wait_ms it transmits once that time passed without one
+ * (Linux siw's behaviour, which perftest's ib_write_lat relies on).
+ */
+START_TEST(test_responder_first)
+{
+	long base = iw_mem_outstanding();
+	struct fix *f = calloc(1, sizeof(*f));
+	struct iwarp_context_attr a;
+	struct iwarp_wc wc[2];
+	uint64_t t0, waited;
+
+	ck_assert_ptr_nonnull(f);
+	st_attr(&a, 2, IWARP_CRC_REQUEST, 0);
+	a.responder_tx_wait_ms = _i ? 150 : 0;
+	fix_open_attr(f, &a);
+	fill(f->ssrc.p, 32, 5);
+	ck_assert_int_eq(st_post_recv(f->k.c->qp, 1, f->cdst.mr, f->cdst.p,
+				      64),
+			 0);
+	t0 = st_now_ms();
+	ck_assert_int_eq(st_post_send(f->k.s->qp, 2, IWARP_WR_SEND,
+				      IWARP_SEND_SIGNALED, f->ssrc.mr,
+				      f->ssrc.p, 32, 0, 0, 0),
+			 0);
+	if (_i) {
+		st_poll_n(f->k.cq_c, wc, 1);
+		waited = st_now_ms() - t0;
+		/* the timer runs from ESTABLISHED, a moment before t0 */
+		ck_assert_uint_ge(waited, 100);
+	} else {
+		ck_assert_int_eq(st_poll(f->k.cq_c, wc, 1, 400), 0);
+		ck_assert_int_eq(st_post_recv(f->k.s->qp, 3, f->sdst.mr,
+					      f->sdst.p, 64),
+				 0);
+		ck_assert_int_eq(st_post_send(f->k.c->qp, 4, IWARP_WR_SEND,
+					      IWARP_SEND_SIGNALED, f->csrc.mr,
+					      f->csrc.p, 8, 0, 0, 0),
+				 0);
+		st_poll_n(f->k.cq_c, wc, 2); /* the Send, then the Recv */
+		ck_assert_uint_eq(wc[0].wr_id + wc[1].wr_id, 5);
+		st_poll_n(f->k.cq_s, wc, 2);
+	}
+	if (_i)
+		st_poll_n(f->k.cq_s, wc, 1);
+	ck_assert_int_eq(memcmp(f->cdst.p, f->ssrc.p, 32), 0);
+	fix_close(f, true);
+	free(f);
+	st_wait_mem(base);
+}
+END_TEST
+
 static Suite *stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -512,6 +572,7 @@ static Suite *stack_suite(void)
 	tcase_add_loop_test(tc, test_all_ops, 0, 8);
 	tcase_add_loop_test(tc, test_pipelined, 0, 2);
 	tcase_add_test(tc, test_solicited_notify);
+	tcase_add_loop_test(tc, test_responder_first, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -306,6 +306,9 @@ void qp_conn_app_state(struct qp_conn *conn, enum iwarp_qp_state state);
 
 /* True when tx_iov would offer octets (diagnostics, drivers). */
 bool qp_conn_tx_pending(const struct qp_conn *conn);
+/* Responder: transmit before the initiator's first FPDU arrived (the CM's
+ * responder_tx_wait_ms expired; RFC 5044 §7.1 relaxed on request). */
+void qp_conn_tx_open(struct qp_conn *conn);
 
 /*
  * Engine glue (verbs/conn_engine.c): makes |conn| the owner of endpoint

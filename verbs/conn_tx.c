@@ -433,6 +433,14 @@ void conn_tx_drop_unsent(struct qp_conn *c)
 	c->rs_active = false;
 }
 
+void qp_conn_tx_open(struct qp_conn *c)
+{
+	if (c->tx_enabled || c->state != CONN_RUN)
+		return;
+	c->tx_enabled = true;
+	conn_tx_kick(c);
+}
+
 bool qp_conn_tx_pending(const struct qp_conn *c)
 {
 	if (c->state == CONN_CLOSED)

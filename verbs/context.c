@@ -28,6 +28,7 @@
 /* Initiator's pause before its first FPDU; see cm/cm_conn.c "siw race". */
 #define CTX_REPLY_GRACE_MS 10
 #define CTX_REPLY_GRACE_MAX_MS 1000
+#define CTX_RESP_TX_WAIT_MAX_MS 60000
 #define CTX_FPDU_MIN 64     /* room for MPA + DDP + RDMAP headers and data */
 #define CTX_FPDU_MAX 65535  /* ULPDU_Length is 16 bits (RFC 5044 §4.1) */
 #define CTX_CC_NAME_LEN 32  /* sizeof(ctx->cc_name) */
@@ -88,6 +89,9 @@ static void attr_apply_env(struct iwarp_context_attr *attr)
 	v = getenv("IWARP_MPA_REPLY_GRACE_MS");
 	if (v && (n = env_number(v, 0, CTX_REPLY_GRACE_MAX_MS)) >= 0)
 		attr->mpa_reply_grace_ms = (uint32_t)n;
+	v = getenv("IWARP_RESPONDER_TX_WAIT_MS");
+	if (v && (n = env_number(v, 0, CTX_RESP_TX_WAIT_MAX_MS)) >= 0)
+		attr->responder_tx_wait_ms = (uint32_t)n;
 	v = getenv("IWARP_CC");
 	if (v && *v && strlen(v) < CTX_CC_NAME_LEN)
 		attr->congestion_control = v;
@@ -130,6 +134,8 @@ static int attr_validate(const struct iwarp_context_attr *a)
 	if (a->max_private_data > IW_MAX_PRIVATE_DATA)
 		return -EINVAL;
 	if (a->mpa_reply_grace_ms > CTX_REPLY_GRACE_MAX_MS)
+		return -EINVAL;
+	if (a->responder_tx_wait_ms > CTX_RESP_TX_WAIT_MAX_MS)
 		return -EINVAL;
 	if (a->congestion_control &&
 	    (!*a->congestion_control ||

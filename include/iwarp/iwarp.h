@@ -210,7 +210,7 @@ enum iwarp_progress_mode {
 /* Attributes of a context; iwarp_context_attr_init() fills the defaults,
  * then the environment (IWARP_PROGRESS, IWARP_CRC, IWARP_MPA_REV,
  * IWARP_MARKERS, IWARP_P2P, IWARP_FPDU_MAX, IWARP_CC,
- * IWARP_MPA_REPLY_GRACE_MS) overrides them. */
+ * IWARP_MPA_REPLY_GRACE_MS, IWARP_RESPONDER_TX_WAIT_MS) overrides them. */
 struct iwarp_context_attr {
 	int mpa_rev;                       /* 1 or 2 (RFC 6581 enhanced); default 2 */
 	enum iwarp_crc_policy crc;         /* default IWARP_CRC_OFF */
@@ -228,6 +228,13 @@ struct iwarp_context_attr {
 					    * responder that switches its socket to
 					    * RDMA mode after sending the Reply (Linux
 					    * siw) is ready for it; 0 = none */
+	uint32_t responder_tx_wait_ms;     /* responder: when the initiator has sent
+					    * no FPDU this long after the connection
+					    * was established, transmit anyway (what
+					    * Linux siw always does; perftest's
+					    * ib_write_lat server writes first);
+					    * 0 = wait for it, as RFC 5044 §7.1
+					    * requires (default); 1..60000 */
 };
 
 IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr);

@@ -256,6 +256,16 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		 * RTR from the initiator opens the way (iwarp_bw(1)).
 		 */
 		a.p2p = IWARP_P2P_WRITE;
+	if (o->latency && o->verb == BW_WRITE && !o->server &&
+	    !getenv("IWARP_RESPONDER_TX_WAIT_MS"))
+		/*
+		 * The other half of the same problem: a client whose stack
+		 * sends no RTR (Linux siw without peer_to_peer, or MPA rev 1)
+		 * waits for our first Write while we wait for its first FPDU.
+		 * After 200 ms without one the server writes anyway, as siw
+		 * does (iwarp_bw(1)); our own client's RTR arrives long before.
+		 */
+		a.responder_tx_wait_ms = 200;
 	if (o->cc)
 		a.congestion_control = o->cc;
 	if (o->progress_set)
