@@ -334,6 +334,23 @@ static int cm_rx_iov(void *owner, struct iovec *iov, int cap)
 	}
 }
 
+/*
+ * The initiator's pause after a good Reply (see cm_initiator_rx): the
+ * configured grace_ms, stretched to the time the responder took to answer
+ * our Request (capped at 1 s); 0 when the grace is off.
+ */
+static uint64_t cm_grace_ms(const struct cm_id *id)
+{
+	uint64_t g = (uint64_t)id->grace_ms, now = cm_now_ms(), rtt;
+
+	if (!g)
+		return 0;
+	rtt = now > id->req_sent_ms ? now - id->req_sent_ms : 0;
+	if (rtt > 1000)
+		rtt = 1000;
+	return rtt > g ? rtt : g;
+}
+
 /* Initiator: the Reply arrived (or failed). */
 static void cm_initiator_rx(struct cm_id *id, int rc)
 {
@@ -356,9 +373,16 @@ static void cm_initiator_rx(struct cm_id *id, int rc)
 		 * (hence the ULP's first post) comes with it. Nothing is sent
 		 * that the RFCs do not ask for. mpa_reply_grace_ms = 0
 		 * turns it off.
+		 * The window is siw's own work after its Reply, so it grows
+		 * with a slow peer (under emulation and load a Request took
+		 * 66 ms to answer, and an RTR 10 ms after the Reply reached
+		 * siw in peer_to_peer mode while it was still accepting: the
+		 * guest kernel hit BUG_ON in iw_cm's established handler). The
+		 * wait is therefore at least the time the peer took to
+		 * answer our Request, up to 1 s.
 		 */
 		id->state = CM_S_GRACE;
-		cm_timer_arm(id, (uint64_t)id->grace_ms);
+		cm_timer_arm(id, cm_grace_ms(id));
 		return;
 	}
 	if (rc == IWARP_ERR_MPA_REJECTED) {
@@ -760,9 +784,10 @@ int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
 	id->mpa = iw_malloc(sizeof(*id->mpa));
 	if (!id->mpa)
 		return -ENOMEM;
-	err = cm_mpa_init(id->mpa, CM_MPA_INITIATOR, &p, cm_now_ms(), 0);
+	id->req_sent_ms = cm_now_ms(); /* the Request goes out on connect */
+	err = cm_mpa_init(id->mpa, CM_MPA_INITIATOR, &p, id->req_sent_ms, 0);
 	if (!err)
-		err = cm_mpa_start(id->mpa, pd, len, cm_now_ms(),
+		err = cm_mpa_start(id->mpa, pd, len, id->req_sent_ms,
 				   a->mpa_rep_timeout_ms);
 	if (err)
 		goto err_mpa;

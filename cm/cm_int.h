@@ -98,6 +98,7 @@ struct cm_id {
 	struct engine_timer txopen;    /* responder_tx_wait_ms */
 	struct cm_mpa *mpa;	       /* handshake state (allocated) */
 	uint8_t conn_ird, conn_ord;    /* connect/accept IRD/ORD */
+	uint64_t req_sent_ms;	       /* initiator: MPA Request queued */
 	uint8_t discard[64];	       /* closing: input sink */
 };
 
