@@ -17,7 +17,8 @@ interop_files = \
 	tests/interop/guest-init.sh \
 	tests/interop/guest-agent.sh \
 	tests/interop/verify-capture.sh \
-	tests/interop/split-pcap.py
+	tests/interop/split-pcap.py \
+	tests/interop/realign-pcap.py
 dist_noinst_SCRIPTS += $(interop_files)
 EXTRA_DIST += tests/interop/README.md
 

@@ -145,7 +145,7 @@ guest_log() { sed -n "s/^G\\[$1\\] //p" "$CONSOLE"; }
 # ------------------------------------------------------------------ host side
 CAP_PID=""
 cap_start() {   # cap_start PORT FILE
-	dumpcap -i lo -f "tcp port $1" -w "$2" >"$2.log" 2>&1 &
+	dumpcap -i lo -B 256 -f "tcp port $1" -w "$2" >"$2.log" 2>&1 &
 	CAP_PID=$!
 	local i=0
 	until grep -q 'Capturing on' "$2.log" 2>/dev/null; do
@@ -215,6 +215,13 @@ run_case() {   # run_case INDEX GROUP
 	local role="" size=64 iters="" test=write ours="" wire=off expect=ok pat="" expert=""
 	local decode=valid valgrind=0 tmo=120 tool="" gkill=0
 	eval "${C_ARGS[$i]}"
+	# A bandwidth test's Writes complete at the sender once the LLP has
+	# them (iWARP has no remote acknowledgement of a Write), so
+	# perftest's final handshake (another connection)
+	# may end the test while data is still on its way; the side that
+	# closes first then resets the data connection in mid-FPDU, as a
+	# killed tool does. iwarp_decode's [cut] finding is expected there.
+	case $kind:$decode in bw:valid | kill:valid) decode=allow:cut ;; esac
 	local d=$OUT/$name t0 id=$name G H hlog grc hrc detail="" res=PASS count pp
 	rm -rf "$d"
 	mkdir -p "$d"
@@ -226,7 +233,11 @@ run_case() {   # run_case INDEX GROUP
 		count=20
 		[ "$kind" = kill ] && count=0
 		local c="-C $count -V -S $size"
-		[ "$kind" = kill ] && c="-C 0 -S 64"
+		# kill cases: both tools ping "forever" (100000 pings); our
+		# server with -C 0 would take any disconnect between pings
+		# for the client's normal end (iwarp_ping(1)), with a count
+		# an early disconnect is the error this case expects
+		[ "$kind" = kill ] && c="-C 100000 -S 64"
 		if [ "$kind" = kill ] && [ "$tool" = bw ]; then
 			G="ib_send_bw -R -d siw0 -p $P -s 65536 -n 1000000"
 			H="$BW --test send -R -p $P -s 65536 -n 1000000 127.0.0.1"
@@ -293,7 +304,14 @@ run_case() {   # run_case INDEX GROUP
 				n=$((n + 1))
 			done
 		else
-			sleep 5
+			# once the measurement runs (its table header), 1 s of traffic
+			local n=0
+			while [ $n -lt 300 ] && ! grep -q '#bytes' "$hlog"; do
+				kill -0 "$hpid" 2>/dev/null || break
+				sleep 0.1
+				n=$((n + 1))
+			done
+			sleep 1
 		fi
 		echo "killing the guest tool at +$(elapsed "$t0")s" >>"$d/cmd.txt"
 		agent "KILL $id KILL"
@@ -372,7 +390,7 @@ run_case() {   # run_case INDEX GROUP
 			if [ "$hrc" = 0 ] || [ "$hrc" = hang ] || [ "$hrc" = 124 ] || [ "$hrc" = 137 ]; then
 				res=FAIL detail="host exit $hrc after the guest tool was killed (want an error exit, no hang)"
 			else
-				detail="host exit $hrc: $(grep -m1 -iE 'disconnect|flush|closed|lost|error' "$hlog" | head -c 120)"
+				detail="host exit $hrc: $(grep -iE 'disconnect|flush|closed|lost|error' "$hlog" | tail -n1 | head -c 120)"
 			fi
 		fi
 		if [ "$valgrind" = 1 ] && [ $res = PASS ]; then
@@ -407,36 +425,38 @@ run_group() {   # run_group GROUP INDEX...
 		done
 		return
 	fi
-	CONSOLE=$gd/console.log
-	FIFO=$gd/agent.fifo
-	rm -f "$FIFO" "$gd/guest.pcap"
-	mkfifo "$FIFO"
-	exec 7<>"$FIFO"
-	local tb=$(now)
-	"$HERE/run-guest.sh" -t 5400 -k "$knobs" -q -i "$FIFO" -P "$gd/guest.pcap" "${fw[@]}" \
-		-s "$HERE/guest-agent.sh" >"$CONSOLE" 2>&1 &
-	GUEST_PID=$!
-	if ! wait_console '^AGENT-READY' 180; then
-		say "  guest did not come up: $(tail -n 5 "$CONSOLE")"
-		for i in "$@"; do
-			CASE_RUNRES[${C_NAME[$i]}]=FAIL CASE_DETAIL[${C_NAME[$i]}]="guest did not boot" CASE_DUR[${C_NAME[$i]}]=0
-		done
-		stop_guest
-		return
-	fi
-	say "  guest up after $(elapsed "$tb")s"
+	# one boot serves the group; a guest kernel crash (siw bugs: e.g.
+	# BUG_ON in iw_cm) fails the case that caused it and the next case
+	# gets a fresh boot instead of a dead guest
+	local boot=0 booted=() j
 	for i in "$@"; do
+		if [ -z "$GUEST_PID" ] || guest_crashed; then
+			if [ -n "$GUEST_PID" ]; then
+				stop_guest
+				split_boot "$gd" "$boot" "${booted[@]}"
+			fi
+			booted=()
+			boot=$((boot + 1))
+			if ! boot_guest "$gd" "$boot" "$knobs" "${fw[@]}"; then
+				for j in "$@"; do
+					[ -n "${CASE_RUNRES[${C_NAME[$j]}]:-}" ] && continue
+					CASE_RUNRES[${C_NAME[$j]}]=FAIL CASE_DETAIL[${C_NAME[$j]}]="guest did not boot" CASE_DUR[${C_NAME[$j]}]=0
+					mkdir -p "$OUT/${C_NAME[$j]}"
+				done
+				break
+			fi
+		fi
 		run_case "$i" "$group"
+		booted+=("$i")
+		if guest_crashed; then
+			CASE_RUNRES[${C_NAME[$i]}]=FAIL
+			CASE_DETAIL[${C_NAME[$i]}]="guest kernel crashed ($(grep -m1 -E "$CRASH_RE" "$CONSOLE" | sed 's/^\[ *[0-9.]*\] //' | head -c 80); $CONSOLE); ${CASE_DETAIL[${C_NAME[$i]}]}"
+			say "    guest kernel crashed: the next case boots a new guest"
+		fi
 	done
 	stop_guest
-	# per-case guest NIC captures, then verification of both captures
-	local specs=()
-	for i in "$@"; do
-		specs+=("${CASE_PORT[${C_NAME[$i]}]}:$OUT/${C_NAME[$i]}/guest.pcap")
-	done
-	python3 "$HERE/split-pcap.py" "$gd/guest.pcap" "${specs[@]}" >"$gd/split.txt" 2>&1 ||
-		say "  split-pcap failed: $(cat "$gd/split.txt")"
-	rm -f "$gd/guest.pcap" "$FIFO"
+	[ ${#booted[@]} -gt 0 ] && split_boot "$gd" "$boot" "${booted[@]}"
+	rm -f "$FIFO"
 	local tv=$(now)
 	for i in "$@"; do
 		verify_case "${C_NAME[$i]}" &
@@ -450,10 +470,52 @@ run_group() {   # run_group GROUP INDEX...
 	done
 }
 
+CRASH_RE='kernel BUG at|Kernel panic|Oops: |general protection fault|BUG: unable to handle'
+guest_crashed() {
+	grep -v '^G\[' "$CONSOLE" 2>/dev/null | grep -qE "$CRASH_RE" && return 0
+	[ -n "$GUEST_PID" ] && ! kill -0 "$GUEST_PID" 2>/dev/null
+}
+
+# boot_guest DIR N KNOBS FWD...: boot number N of a group (console-N.log,
+# guest-N.pcap); 0 once the agent is ready
+boot_guest() {
+	local gd=$1 n=$2 knobs=$3 tb
+	shift 3
+	CONSOLE=$gd/console-$n.log
+	FIFO=$gd/agent.fifo
+	rm -f "$FIFO" "$gd/guest-$n.pcap"
+	mkfifo "$FIFO"
+	exec 7<>"$FIFO"
+	tb=$(now)
+	"$HERE/run-guest.sh" -t 5400 -k "$knobs" -q -i "$FIFO" -P "$gd/guest-$n.pcap" "$@" \
+		-s "$HERE/guest-agent.sh" >"$CONSOLE" 2>&1 &
+	GUEST_PID=$!
+	if ! wait_console '^AGENT-READY' 180; then
+		say "  guest did not come up: $(tail -n 5 "$CONSOLE")"
+		stop_guest
+		return 1
+	fi
+	say "  guest up after $(elapsed "$tb")s (boot $n)"
+}
+
+# split_boot DIR N INDEX...: the guest NIC capture of boot N, one per case
+split_boot() {
+	local gd=$1 n=$2 i specs=()
+	shift 2
+	for i in "$@"; do
+		specs+=("${CASE_PORT[${C_NAME[$i]}]}:$OUT/${C_NAME[$i]}/guest.pcap")
+	done
+	python3 "$HERE/split-pcap.py" "$gd/guest-$n.pcap" "${specs[@]}" >>"$gd/split.txt" 2>&1 ||
+		say "  split-pcap failed: $(tail -n 3 "$gd/split.txt")"
+	rm -f "$gd/guest-$n.pcap"
+}
+
 stop_guest() {
 	[ -n "$GUEST_PID" ] || return 0
 	agent QUIT 2>/dev/null
-	if ! wait_pid "$GUEST_PID" 30; then
+	local grace=30
+	guest_crashed && grace=2
+	if ! wait_pid "$GUEST_PID" $grace; then
 		kill "$GUEST_PID" 2>/dev/null
 		wait "$GUEST_PID" 2>/dev/null
 	fi

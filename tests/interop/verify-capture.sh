@@ -3,6 +3,12 @@
 #
 #   verify-capture.sh CAPTURE CRC [EXTRA_EXPERT_REGEX] [DECODE]
 #
+# tshark checks run on CAPTURE.aligned.pcap, a copy whose TCP segments
+# realign-pcap.py re-cut at MPA frame boundaries (same octets, same
+# sequence numbers): Wireshark 4.0's iwarp_mpa loses FPDU sync where a
+# segment ends fewer than 8 octets into an FPDU that ends in the next one,
+# and slirp / the host TCP cut segments anywhere (realign-pcap.py explains).
+# INTEROP_TSHARK_ORIGINAL=1 records tshark's figures for the original too.
 # CRC: on  = every FPDU shows "Good CRC32" in tshark -V,
 #      off = no FPDU carries a CRC check and every CRC field is 0,
 #      any = no constraint besides "no Bad CRC32".
@@ -10,9 +16,10 @@
 # Wireshark 4.0's two known warnings about MPA rev 2 frames ("Rev field is
 # NOT set to one", "Res field is NOT set to zero") plus EXTRA_EXPERT_REGEX
 # (e.g. "Reject bit set by Responder"), at least one MPA frame decoded.
-# DECODE: valid (default) = iwarp_decode must call the capture valid (exit
-# 0); allow:TAGS = invalid only through errors whose [tag] is in the
-# |-separated TAGS (e.g. allow:mpa-reject); any = its verdict is recorded only.
+# DECODE: valid (default) = iwarp_decode must call the original capture
+# valid (exit 0); allow:TAGS = invalid only through errors whose [tag] is
+# in the |-separated TAGS (e.g. allow:mpa-reject); any = its verdict is
+# recorded only.
 # Details go to CAPTURE.verify.txt; one summary line on stdout; exit 0 pass,
 # 1 fail.
 # Env: TSHARK (default tshark), IWARP_DECODE (path of tools/iwarp_decode).
@@ -36,17 +43,39 @@ fi
 	echo "== $cap (crc=$crc extra='$extra' decode=$decode_mode)"
 } >"$det"
 
-# one tshark -V pass, counted as it streams (bulk captures are large)
-read -r fpdus good bad malformed mpa crcnz < <(
-	"$TSHARK" "${TOPTS[@]}" -r "$cap" -V 2>>"$det" | awk '
+# the copy for tshark (classic pcap: editcap converts dumpcap's pcapng)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+aligned=$cap.aligned.pcap
+src=$cap
+if [ "$(head -c 4 "$cap" | od -An -tx1 | tr -d ' ')" = 0a0d0d0a ]; then
+	src=$cap.classic.pcap
+	editcap -F pcap "$cap" "$src" >>"$det" 2>&1 || fail+=("editcap failed")
+fi
+if ! python3 "$HERE/realign-pcap.py" "$src" "$aligned" >>"$det" 2>&1; then
+	fail+=("realign-pcap failed")
+	aligned=$cap
+fi
+[ "$src" = "$cap" ] || rm -f "$src"
+
+# tshark_counts FILE: one tshark -V pass, counted as it streams (bulk
+# captures are large): fpdus good bad malformed mpa_frames nonzero_crc
+tshark_counts() {
+	"$TSHARK" "${TOPTS[@]}" -r "$1" -V 2>>"$det" | awk '
 		/^ +ULPDU length: /            { f++ }
 		/\(Good CRC32\)/               { g++ }
 		/Bad CRC32/                    { b++; if (nb++ < 5) print "BAD: " $0 > "/dev/stderr" }
 		/[Mm]alformed/                 { m++; if (nm++ < 5) print "MALFORMED: " $0 > "/dev/stderr" }
 		/(Request|Reply) frame header/ { r++ }
 		/^ +CRC: 0x/ && $2 != "0x00000000" { z++ }
-		END { printf "%d %d %d %d %d %d\n", f, g, b, m, r, z }' 2>>"$det")
-echo "tshark -V: fpdus=$fpdus good_crc=$good bad_crc=$bad malformed=$malformed mpa_frames=$mpa nonzero_crc_fields=$crcnz" >>"$det"
+		END { printf "%d %d %d %d %d %d\n", f, g, b, m, r, z }' 2>>"$det"
+}
+obad=- omal=-
+if [ "${INTEROP_TSHARK_ORIGINAL:-0}" = 1 ]; then
+	read -r ofpdus _ obad omal _ _ < <(tshark_counts "$cap")
+	echo "tshark -V, original segments: fpdus=$ofpdus bad_crc=$obad malformed=$omal (not judged)" >>"$det"
+fi
+read -r fpdus good bad malformed mpa crcnz < <(tshark_counts "$aligned")
+echo "tshark -V, re-cut copy: fpdus=$fpdus good_crc=$good bad_crc=$bad malformed=$malformed mpa_frames=$mpa nonzero_crc_fields=$crcnz" >>"$det"
 [ "$bad" -eq 0 ] || fail+=("$bad Bad CRC32")
 [ "$malformed" -eq 0 ] || fail+=("$malformed malformed")
 [ "$mpa" -gt 0 ] || fail+=("no MPA Request/Reply decoded")
@@ -59,7 +88,7 @@ off)
 esac
 
 # expert items of the iWARP dissectors
-"$TSHARK" "${TOPTS[@]}" -r "$cap" -q -z expert >"$cap.expert.txt" 2>&1
+"$TSHARK" "${TOPTS[@]}" -r "$aligned" -q -z expert >"$cap.expert.txt" 2>&1
 known='Rev field is NOT set to one|Res field is NOT set to zero'
 [ -n "$extra" ] && known="$known|$extra"
 unexpected=$(grep -E '^ +[0-9]+ ' "$cap.expert.txt" | grep -E 'IWARP|DDP|RDMA|MPA' |
@@ -96,6 +125,7 @@ if [ -n "$DECODE" ]; then
 fi
 
 sum="fpdus=$fpdus good_crc=$good bad_crc=$bad malformed=$malformed decode=$dverdict"
+[ "$obad" = - ] || sum="$sum (original segments: bad_crc=$obad malformed=$omal)"
 if [ ${#fail[@]} -eq 0 ]; then
 	echo "ok $sum"
 	echo "RESULT ok" >>"$det"
