@@ -7,15 +7,19 @@
  * Events this file raises (see iwarp_cm_get_event(3)):
  *   initiator: UNREACHABLE (TCP connect failed: status -errno),
  *     REJECTED (R=1 Reply: IWARP_ERR_MPA_REJECTED + the peer's private
- *     data), CONNECT_ERROR (negotiation error, stream lost: -ECONNRESET or
- *     -errno, Reply deadline: -ETIMEDOUT), ESTABLISHED (QP in RTS, the
- *     Reply's private data, negotiated IRD/ORD);
+ *     data), CONNECT_ERROR (negotiation error: the IWARP_ERR_MPA_* code,
+ *     after a TERMINATE LLP/MPA for a well-formed Reply; stream lost:
+ *     -ECONNRESET or -errno, Reply deadline: -ETIMEDOUT), ESTABLISHED (QP
+ *     in RTS, the Reply's private data, negotiated IRD/ORD);
  *   responder: CONNECT_REQUEST (new child id, the Request's private data,
  *     responder_resources = the IRD the peer needs = min(peer ORD, 128),
  *     initiator_depth = the ORD it allows = min(peer IRD, 128)),
  *     ESTABLISHED (after the accepting Reply was sent; in RFC 6581 P2P mode
  *     after the initiator's RTR FPDU arrived), CONNECT_ERROR (the stream
- *     failed during accept, or the RTR did not come in time);
+ *     failed during accept, the RTR did not come in time: -ETIMEDOUT, the
+ *     first FPDU was not the negotiated RTR: IWARP_ERR_MPA_RTR after a
+ *     TERMINATE LLP/MPA 0x07, or it was the peer's Terminate:
+ *     -ECONNABORTED);
  *   both: DISCONNECTED (the datapath ended: status 0 for an orderly close,
  *     else the error), then TIMEWAIT_EXIT once the stream is released.
  * A hidden child (Request not yet complete) raises nothing: a silent peer,
@@ -32,6 +36,7 @@
 #include <unistd.h>
 
 #include "cm/cm_int.h"
+#include "cm/cm_mpa_term.h"
 #include "io/ep.h"
 #include "io/net.h"
 #include "util/mem.h"
@@ -270,28 +275,39 @@ fail:
 }
 
 /*
- * Responder in RFC 6581 P2P mode: true once the carry holds the whole
- * first FPDU (the initiator's RTR, RFC 6581 §7), whatever RTR type our
- * Reply chose (res.rtr: a 20-octet Write, a 52-octet Read Request or a
- * Send): its length comes from the frame, ULPDU_Length (2) + ULPDU
- * + pad to 4 + CRC (4) (RFC 5044 §4), after the 4-octet marker that starts
- * the stream when the peer inserts markers toward us (RFC 5044 §5.1).
- * An FPDU longer than the receive room counts as complete (the datapath
- * judges it).
+ * Responder in RFC 6581 P2P mode (CM_S_RTR_WAIT): judges what arrived of
+ * the initiator's first FPDU (cm_mpa_rtr_check). The negotiated RTR, whole
+ * (RFC 6581 §7): hand over, ESTABLISHED follows. Any other first FPDU:
+ * TERMINATE LLP/MPA 0x07 "no matching RTR option" (RFC 6581 §6),
+ * CONNECT_ERROR with IWARP_ERR_MPA_RTR and an orderly
+ * close; a Terminate from the peer is not answered (RFC 5040 §4.8):
+ * CONNECT_ERROR -ECONNABORTED. Returns true when the wait is over.
  */
-static bool cm_rtr_complete(const struct cm_mpa *m)
+static bool cm_rtr_rx(struct cm_id *id)
 {
-	size_t clen, off = m->res.markers_rx ? 4 : 0, need;
-	const uint8_t *c = cm_mpa_carry(m, &clen);
-	uint16_t ulpdu;
+	struct cm_mpa *m = id->mpa;
+	int rc = cm_mpa_rtr_check(m), err = rc;
 
-	if (clen < off + 2)
+	switch (rc) {
+	case CM_MPA_NEED_MORE:
 		return false;
-	ulpdu = (uint16_t)((uint16_t)c[off] << 8 | c[off + 1]);
-	need = off + 2 + ulpdu;
-	need = (need + 3) & ~(size_t)3;
-	need += 4;
-	return clen >= need || m->rx_len >= sizeof(m->rx);
+	case CM_MPA_DONE:
+		cm_handoff(id);
+		return true;
+	case CM_MPA_RTR_PEER_TERM:
+		err = -ECONNABORTED;
+		break;
+	case IWARP_ERR_MPA_RTR:
+		cm_mpa_term_queue(m, IWARP_LLP_ECODE_NO_MATCHING_RTR,
+				  m->res.crc, m->res.markers_tx);
+		break;
+	default:
+		break;
+	}
+	cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR, err, NULL, 0, 0,
+		      0);
+	cm_close_orderly(id); /* the TERMINATE (if any), then FIN */
+	return true;
 }
 
 /* ---- endpoint callbacks during the MPA exchange ---- */
@@ -393,10 +409,17 @@ static void cm_initiator_rx(struct cm_id *id, int rc)
 		cm_close_orderly(id);
 		return;
 	}
-	/* RFC 5044 §7.1 / RFC 6581: a Reply we cannot use ends the stream */
+	/*
+	 * RFC 5044 §7.1 / RFC 6581 §6: a Reply we cannot use ends the stream.
+	 * Having received a well-formed Reply we are in FPDU mode, so the
+	 * reason goes out first as a TERMINATE LLP/MPA (0x04 invalid Reply,
+	 * 0x06 insufficient IRD, 0x07 no matching RTR), as siw does; not for
+	 * bytes that are no MPA frame (cm_mpa_term.h).
+	 */
+	cm_mpa_reply_term(id->mpa);
 	cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR, rc, NULL, 0, 0,
 		      0);
-	cm_close_orderly(id);
+	cm_close_orderly(id); /* the TERMINATE (if any), then FIN */
 }
 
 /* Makes a hidden child visible: CONNECT_REQUEST to the listener's channel. */
@@ -463,8 +486,7 @@ static void cm_rx_done(void *owner, size_t n)
 		break;
 	case CM_S_RTR_WAIT:
 		cm_mpa_rx_done(id->mpa, n);
-		if (cm_rtr_complete(id->mpa))
-			cm_handoff(id);
+		cm_rtr_rx(id);
 		break;
 	case CM_S_IDLE:
 	case CM_S_BOUND:
@@ -518,9 +540,7 @@ static void cm_tx_done(void *owner, size_t n)
 		id->mpa->deadline_ms =
 			cm_now_ms() + id->pub.verbs->attr.mpa_rep_timeout_ms;
 		cm_timer_deadline(id);
-		if (cm_rtr_complete(id->mpa))
-			cm_handoff(id);
-		else
+		if (!cm_rtr_rx(id))
 			ep_kick_rx(id->ep);
 		return;
 	}
@@ -597,10 +617,8 @@ static void cm_timer_cb(void *arg)
 	case CM_S_RTR_WAIT:
 		/* cm_handoff's retry (endpoint busy) comes here too: the RTR
 		 * is in, hand over instead of waiting for the deadline */
-		if (cm_rtr_complete(id->mpa)) {
-			cm_handoff(id);
+		if (cm_rtr_rx(id))
 			return;
-		}
 		if (cm_now_ms() < id->mpa->deadline_ms) {
 			cm_timer_deadline(id);
 			return;

@@ -3,6 +3,7 @@
 libiwarp_core_la_SOURCES += \
 	cm/cm_int.h \
 	cm/cm_mpa.c cm/cm_mpa.h \
+	cm/cm_mpa_term.c cm/cm_mpa_term.h \
 	cm/cm_event.c \
 	cm/cm_ctx.c \
 	cm/cm_id.c \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cm/cm_mpa.h"
+#include "cm/cm_mpa_term.h"
 #include "iwarp/iwarp.h"
 #include "testutil.h"
 
@@ -668,6 +669,432 @@ START_TEST(test_back_to_back)
 }
 END_TEST
 
+/* ---- TERMINATEs of the setup (cm/cm_mpa_term.h) ---- */
+
+/* Bitwise CRC-32C (RFC-FACTS §6.3: reflected 0x82F63B78, preload and
+ * final XOR 0xFFFFFFFF), independent of util/crc32c.c. */
+static uint32_t ref_crc32c(const uint8_t *p, size_t len)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	size_t i;
+	int k;
+
+	for (i = 0; i < len; i++) {
+		c ^= p[i];
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+/*
+ * The expected bare TERMINATE FPDU, written out from RFC-FACTS §6.4/§6.6:
+ * [marker 00 00 00 00] ULPDU_Length 22, DDP/RDMAP control `41 47`,
+ * RsvdULP 0, QN 2, MSN 1, MO 0, control word Layer 2 | EType 0 | |ecode|
+ * with Hdrct 0, no pad, CRC (little-endian, covering the marker) or 0.
+ */
+static size_t want_term(uint8_t *out, uint8_t ecode, bool crc, bool markers)
+{
+	static const uint8_t body[24] = {
+		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2,
+		0,    0,    0,	  1,	0, 0, 0, 0, 0x20, 0, 0, 0,
+	};
+	size_t n = 0;
+	uint32_t c;
+
+	if (markers) {
+		memset(out, 0, 4); /* Reserved 0, FPDUPTR 0 */
+		n = 4;
+	}
+	memcpy(out + n, body, sizeof(body));
+	out[n + 21] = ecode;
+	n += sizeof(body);
+	c = crc ? ref_crc32c(out, n) : 0;
+	out[n++] = (uint8_t)c;
+	out[n++] = (uint8_t)(c >> 8);
+	out[n++] = (uint8_t)(c >> 16);
+	out[n++] = (uint8_t)(c >> 24);
+	return n;
+}
+
+START_TEST(test_term_llp_encode)
+{
+	static const uint8_t v[] = "123456789";
+	/* siw / RFC-FACTS §6.7: a bare Terminate is 28 octets on the wire */
+	static const uint8_t rtr07[28] = {
+		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0,
+		0,    1,    0,	  0,	0, 0, 0x20, 0x07, 0, 0, 0, 0, 0, 0,
+	};
+	uint8_t out[64], want[64];
+	size_t wn;
+	int i, crc, mk;
+
+	ck_assert_uint_eq(ref_crc32c(v, 9), 0xE3069283u);
+	ck_assert_int_eq(cm_term_llp_encode(out, sizeof(out), 7, false, false),
+			 28);
+	ck_assert_mem_eq(out, rtr07, sizeof(rtr07));
+	for (i = 1; i <= 7; i++)
+		for (crc = 0; crc < 2; crc++)
+			for (mk = 0; mk < 2; mk++) {
+				wn = want_term(want, (uint8_t)i, crc, mk);
+				ck_assert_uint_eq(wn, mk ? 32 : 28);
+				memset(out, 0xee, sizeof(out));
+				ck_assert_int_eq(cm_term_llp_encode(
+							 out, sizeof(out),
+							 (uint8_t)i, crc, mk),
+						 (int)wn);
+				ck_assert_mem_eq(out, want, wn);
+				ck_assert_uint_eq(out[wn], 0xee);
+			}
+	/* not an LLP/MPA code (RFC 5044 §8, RFC 6581 §6) */
+	ck_assert_int_eq(cm_term_llp_encode(out, sizeof(out), 0, false, false),
+			 -EINVAL);
+	ck_assert_int_eq(cm_term_llp_encode(out, sizeof(out), 8, false, false),
+			 -EINVAL);
+	ck_assert_int_eq(cm_term_llp_encode(out, 27, 7, false, false),
+			 -ENOSPC);
+	ck_assert_int_eq(cm_term_llp_encode(out, 31, 7, false, true), -ENOSPC);
+}
+END_TEST
+
+/* A Reply replayed at every split, then the TERMINATE it calls for. */
+struct term_ctx {
+	struct feed_ctx f; /* first: the fc_* callbacks take it */
+	int want_ecode;	   /* cm_mpa_reply_term: 0 = none */
+	bool crc, markers; /* the TERMINATE's framing */
+};
+
+static void tc_check(void *arg, int rc)
+{
+	struct term_ctx *t = arg;
+	uint8_t want[CM_TERM_FPDU_MAX], req[MPA_RR_FRAME_MAX];
+	const uint8_t *tx;
+	size_t n, wn, rn;
+
+	fc_check(&t->f, rc);
+	/* the Request is still queued: the TERMINATE goes after it */
+	rn = cm_mpa_tx_peek(&t->f.m, &tx);
+	ck_assert_uint_gt(rn, 0);
+	memcpy(req, tx, rn);
+	cm_mpa_tx_done(&t->f.m, 7);
+	ck_assert_int_eq(cm_mpa_reply_term(&t->f.m), t->want_ecode);
+	n = cm_mpa_tx_peek(&t->f.m, &tx);
+	if (!t->want_ecode) {
+		ck_assert_uint_eq(n, rn - 7);
+		return;
+	}
+	wn = want_term(want, (uint8_t)t->want_ecode, t->crc, t->markers);
+	ck_assert_uint_eq(n, rn - 7 + wn);
+	ck_assert_mem_eq(tx, req + 7, rn - 7);
+	ck_assert_mem_eq(tx + rn - 7, want, wn);
+	/* everything sent: the next one starts at the front */
+	cm_mpa_tx_done(&t->f.m, n);
+	ck_assert_int_eq(cm_mpa_term_queue(&t->f.m, 1, false, false), 28);
+	ck_assert_uint_eq(cm_mpa_tx_peek(&t->f.m, &tx), 28);
+	ck_assert_uint_eq(tx[21], 1);
+}
+
+static const struct iw_test_rx_ops tc_ops = {fc_reset, fc_feed, tc_check};
+
+/* An enhanced Reply (RFC 6581 §5) with these flags and values. */
+static size_t build_reply(uint8_t *out, size_t cap, bool c, bool m,
+			  uint16_t ird, uint16_t ord, bool p2p, uint8_t rtr)
+{
+	struct mpa_rr rr;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.kind = MPA_RR_REPLY;
+	rr.rev = 2;
+	rr.enhanced = true;
+	rr.c = c;
+	rr.m = m;
+	rr.ird = ird;
+	rr.ord = ord;
+	rr.p2p = p2p;
+	rr.rtr = rtr;
+	return build_rr(out, cap, &rr);
+}
+
+/*
+ * Initiator, RFC-FACTS §1.2 (siw_proc_mpareply): a well-formed Reply whose
+ * negotiation fails is answered with TERMINATE LLP/MPA: 0x07 no matching
+ * RTR, 0x06 insufficient IRD, 0x04 otherwise (a Request key: siw's "bad
+ * key"; Rev/enhanced mismatch; C=0 when we require CRC), framed with CRC
+ * when either frame has C=1 and a marker when the Reply's M asks for it.
+ * No TERMINATE for R=1, for bytes that are no MPA frame, Rev > 2, or a
+ * timeout.
+ */
+START_TEST(test_initiator_reply_term)
+{
+	static struct term_ctx t;
+	struct mpa_rr rr;
+	uint8_t in[128];
+	size_t n;
+
+	memset(&t, 0, sizeof(t));
+	params_rev(&t.f.p, MPA_REV_2);
+	t.f.role = CM_MPA_INITIATOR;
+
+	/* P2P asked with Write only; the Reply picks Read: 0x07 */
+	t.f.p.p2p = true;
+	t.f.p.rtr_mask = MPA_RTR_WRITE;
+	n = build_reply(in, sizeof(in), false, false, 4, 4, true,
+			MPA_RTR_READ);
+	t.f.expect_rc = IWARP_ERR_MPA_RTR;
+	t.want_ecode = IWARP_LLP_ECODE_NO_MATCHING_RTR;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+	/* ... the Reply without A, C=1 in the Reply: CRC on */
+	n = build_reply(in, sizeof(in), true, false, 4, 4, false, 0);
+	t.crc = true;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+	/* ... M=1 in the Reply: a marker at stream position 0 */
+	n = build_reply(in, sizeof(in), true, true, 4, 4, false, 0);
+	t.markers = true;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+	/* ... C=0 in the Reply but C=1 in our Request: CRC on both ways */
+	t.f.p.crc = MPA_CRC_REQUEST;
+	n = build_reply(in, sizeof(in), false, false, 4, 4, false, 0);
+	t.markers = false;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+
+	/* strict IRD: the Reply's IRD 1 < our ORD 2: 0x06 */
+	params_rev(&t.f.p, MPA_REV_2);
+	t.f.p.strict_ird = true;
+	t.f.p.ord = 2;
+	n = build_reply(in, sizeof(in), true, false, 1, 0, false, 0);
+	t.f.expect_rc = IWARP_ERR_MPA_IRD;
+	t.want_ecode = IWARP_LLP_ECODE_INSUFFICIENT_IRD;
+	t.crc = true;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+
+	/* a Request where the Reply belongs (bad key): 0x04 */
+	params_rev(&t.f.p, MPA_REV_2);
+	n = build_request(in, sizeof(in), 2, false, false, 1, 1, false, 0,
+			  NULL);
+	t.f.expect_rc = IWARP_ERR_MPA_KEY;
+	t.want_ecode = IWARP_LLP_ECODE_INVALID_REQ_REP;
+	t.crc = false;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+	/* a rev 1 Reply to our enhanced Request: 0x04 */
+	memset(&rr, 0, sizeof(rr));
+	rr.kind = MPA_RR_REPLY;
+	rr.rev = 1;
+	n = build_rr(in, sizeof(in), &rr);
+	t.f.expect_rc = IWARP_ERR_MPA_REQ_REP;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+	/* CRC required, the Reply has C=0: 0x04, CRC on (our C=1) */
+	t.f.p.crc = MPA_CRC_REQUIRE;
+	n = build_reply(in, sizeof(in), false, false, 4, 4, false, 0);
+	t.f.expect_rc = IWARP_ERR_MPA_CRC_REQUIRED;
+	t.crc = true;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+
+	/* none: R=1 (the peer refused; RFC 5044 §7.1 just closes) */
+	params_rev(&t.f.p, MPA_REV_2);
+	t.f.p.p2p = true;
+	t.f.p.rtr_mask = MPA_RTR_WRITE;
+	memset(&rr, 0, sizeof(rr));
+	rr.kind = MPA_RR_REPLY;
+	rr.rev = 2;
+	rr.enhanced = true;
+	rr.r = true;
+	n = build_rr(in, sizeof(in), &rr);
+	t.f.expect_rc = IWARP_ERR_MPA_REJECTED;
+	t.want_ecode = 0;
+	iw_test_feed_splits(&tc_ops, &t, in, n);
+	/* none: Rev 3 (not a frame we can read) */
+	memcpy(in, "MPA ID Rep Frame\x10\x03\x00\x04\0\4\0\4", 24);
+	t.f.expect_rc = IWARP_ERR_MPA_REV;
+	iw_test_feed_splits(&tc_ops, &t, in, 24);
+	/* none: not MPA at all, refused at the first wrong Key octet */
+	memcpy(in, "MPA ID Bad Frame\x10\x02\x00\x04\0\4\0\4", 24);
+	t.f.expect_rc = IWARP_ERR_MPA_KEY;
+	iw_test_feed_splits(&tc_ops, &t, in, 24);
+	/* none: PD_Length > 512 */
+	memcpy(in, "MPA ID Rep Frame\x10\x02\x02\x01", 20);
+	t.f.expect_rc = IWARP_ERR_MPA_PD_LENGTH;
+	iw_test_feed_splits(&tc_ops, &t, in, 20);
+	/* none: timeout, and not for a responder */
+	fc_reset(&t.f);
+	ck_assert_int_eq(cm_mpa_timeout(&t.f.m, 1000 + 10000), -ETIMEDOUT);
+	ck_assert_int_eq(cm_mpa_reply_term(&t.f.m), 0);
+	ck_assert_int_eq(cm_mpa_init(&t.f.m, CM_MPA_RESPONDER, &t.f.p, 0, 0),
+			 0);
+	ck_assert_int_eq(cm_mpa_feed(&t.f.m, (const uint8_t *)"X", 1),
+			 IWARP_ERR_MPA_KEY);
+	ck_assert_int_eq(cm_mpa_reply_term(&t.f.m), 0);
+}
+END_TEST
+
+/* A responder that negotiated P2P with |rtr| and sent its Reply, then
+ * the first FPDU replayed at every split into its carry. */
+struct rtr_ctx {
+	struct cm_mpa m;
+	uint8_t rtr;
+	bool markers_rx; /* our M: a marker starts the peer's stream */
+	size_t fed, decided_at;
+	int decided; /* first cm_mpa_rtr_check result != NEED_MORE */
+	int want;
+	size_t want_at; /* octets fed when it must be decided */
+};
+
+static void rc_reset(void *arg)
+{
+	struct rtr_ctx *r = arg;
+	struct mpa_neg_params p;
+	uint8_t in[64];
+	const uint8_t *tx;
+	size_t n;
+
+	params_rev(&p, MPA_REV_2);
+	p.rtr_mask = MPA_RTR_ALL;
+	p.markers_rx = r->markers_rx;
+	n = build_request(in, sizeof(in), 2, false, false, 4, 4, true, r->rtr,
+			  NULL);
+	ck_assert_int_eq(cm_mpa_init(&r->m, CM_MPA_RESPONDER, &p, 0, 0), 0);
+	ck_assert_int_eq(cm_mpa_feed(&r->m, in, n), CM_MPA_DONE);
+	ck_assert_int_eq(cm_mpa_accept(&r->m, NULL, 0, -1, -1), 0);
+	ck_assert(r->m.res.p2p);
+	ck_assert_int_eq(r->m.res.rtr, r->rtr);
+	cm_mpa_tx_done(&r->m, cm_mpa_tx_peek(&r->m, &tx));
+	ck_assert_int_eq(cm_mpa_rtr_check(&r->m), CM_MPA_NEED_MORE);
+	r->fed = 0;
+	r->decided = CM_MPA_NEED_MORE;
+	r->decided_at = 0;
+}
+
+static int rc_feed(void *arg, const uint8_t *buf, size_t len)
+{
+	struct rtr_ctx *r = arg;
+	int rc = cm_mpa_feed(&r->m, buf, len);
+
+	ck_assert_int_eq(rc, CM_MPA_NEED_MORE); /* carry only */
+	r->fed += len;
+	rc = cm_mpa_rtr_check(&r->m);
+	if (r->decided == CM_MPA_NEED_MORE) {
+		r->decided = rc;
+		r->decided_at = r->fed;
+	} else {
+		ck_assert_int_eq(rc, r->decided); /* never changes */
+	}
+	/* decided by the octet that settles it: not before, not later */
+	ck_assert_int_eq(r->decided != CM_MPA_NEED_MORE, r->fed >= r->want_at);
+	return 0;
+}
+
+static void rc_check(void *arg, int rc)
+{
+	struct rtr_ctx *r = arg;
+
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(r->decided, r->want);
+	ck_assert_uint_ge(r->decided_at, r->want_at);
+}
+
+static const struct iw_test_rx_ops rc_ops = {rc_reset, rc_feed, rc_check};
+
+/* Replays |in| (|n| octets) for |rtr| and expects |want| once |at| octets
+ * are in (exactly |at| when the input is fed one octet at a time). */
+static void rtr_case(struct rtr_ctx *r, uint8_t rtr, const uint8_t *in,
+		     size_t n, int want, size_t at)
+{
+	r->rtr = rtr;
+	r->want = want;
+	r->want_at = at;
+	iw_test_feed_splits(&rc_ops, r, in, n);
+	/* the one-octet replay ran last: the decision fell on octet |at| */
+	ck_assert_uint_eq(r->decided_at, at);
+}
+
+/*
+ * RFC 6581 §7: the responder's first FPDU must be the negotiated
+ * zero-length RTR; anything else is IWARP_ERR_MPA_RTR (TERMINATE 0x07),
+ * a Terminate is reported as such (not answered).
+ */
+START_TEST(test_responder_rtr_check)
+{
+	/* RFC-FACTS §6.7: zero-length Write, STag 1, TO 0, CRC off */
+	static const uint8_t wr[20] = {0x00, 0x0e, 0xc1, 0x40, 0, 0, 0, 1};
+	/* zero-length Read Request: QN 1, MSN 1, sink STag 1, size 0,
+	 * source STag 1 */
+	static const uint8_t rd[52] = {
+		0x00, 0x2e, 0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
+		0,    1,    0,	  0,	0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+		0,    0,    0,	  0,	0, 0, 0, 0, 0, 0, 0, 1,
+	};
+	/* zero-length Send: QN 0, MSN 1, MO 0 */
+	static const uint8_t sd[24] = {0x00, 0x12, 0x41, 0x43, 0, 0, 0, 0,
+				       0,    0,	   0,	 0,    0, 0, 0, 1};
+	static struct rtr_ctx r;
+	uint8_t in[128];
+
+	memset(&r, 0, sizeof(r));
+	/* the negotiated RTR, whole: DONE at its last CRC octet */
+	rtr_case(&r, MPA_RTR_WRITE, wr, sizeof(wr), CM_MPA_DONE, 20);
+	rtr_case(&r, MPA_RTR_READ, rd, sizeof(rd), CM_MPA_DONE, 52);
+	rtr_case(&r, MPA_RTR_SEND, sd, sizeof(sd), CM_MPA_DONE, 24);
+	/* a Write RTR with STag 0 (cxgb4, RFC-FACTS §6.7), then more */
+	memcpy(in, wr, sizeof(wr));
+	in[7] = 0;
+	memcpy(in + 20, sd, sizeof(sd));
+	rtr_case(&r, MPA_RTR_WRITE, in, 44, CM_MPA_DONE, 20);
+
+	/* another RTR type than the one chosen: decided by the control
+	 * octets (or ULPDU_Length) */
+	rtr_case(&r, MPA_RTR_WRITE, rd, sizeof(rd), IWARP_ERR_MPA_RTR, 4);
+	rtr_case(&r, MPA_RTR_READ, wr, sizeof(wr), IWARP_ERR_MPA_RTR, 4);
+	rtr_case(&r, MPA_RTR_SEND, wr, sizeof(wr), IWARP_ERR_MPA_RTR, 4);
+	/* a Write with payload instead of the zero-length one */
+	memcpy(in, wr, sizeof(wr));
+	in[1] = 0x12;
+	rtr_case(&r, MPA_RTR_WRITE, in, 24, IWARP_ERR_MPA_RTR, 4);
+	/* zero-length Write without L */
+	in[1] = 0x0e;
+	in[2] = 0x81;
+	rtr_case(&r, MPA_RTR_WRITE, in, 20, IWARP_ERR_MPA_RTR, 4);
+	/* a 1-octet Send (ULPDU 19, pad 3: 28 octets) */
+	memset(in, 0, 28);
+	memcpy(in, sd, sizeof(sd));
+	in[1] = 0x13;
+	rtr_case(&r, MPA_RTR_WRITE, in, 28, IWARP_ERR_MPA_RTR, 4);
+	rtr_case(&r, MPA_RTR_SEND, in, 28, IWARP_ERR_MPA_RTR, 4);
+	/* a zero-length Send with SE / on QN 1: only decidable from the
+	 * opcode / the QN field */
+	memcpy(in, sd, sizeof(sd));
+	in[3] = 0x45;
+	rtr_case(&r, MPA_RTR_SEND, in, 24, IWARP_ERR_MPA_RTR, 4);
+	in[3] = 0x43;
+	in[11] = 1;
+	rtr_case(&r, MPA_RTR_SEND, in, 24, IWARP_ERR_MPA_RTR, 20);
+	/* a Read Request of 8 octets: decided by the size field */
+	memcpy(in, rd, sizeof(rd));
+	in[35] = 8;
+	rtr_case(&r, MPA_RTR_READ, in, 52, IWARP_ERR_MPA_RTR, 48);
+	/* ULPDU_Length 0 */
+	memset(in, 0, 8);
+	rtr_case(&r, MPA_RTR_WRITE, in, 8, IWARP_ERR_MPA_RTR, 4);
+
+	/* the peer's Terminate (LLP/MPA 0x07): not answered */
+	ck_assert_int_eq(cm_term_llp_encode(in, sizeof(in), 7, false, false),
+			 28);
+	rtr_case(&r, MPA_RTR_WRITE, in, 28, CM_MPA_RTR_PEER_TERM, 4);
+
+	/* markers toward us: the stream starts with a marker */
+	r.markers_rx = true;
+	memset(in, 0, 4);
+	memcpy(in + 4, wr, sizeof(wr));
+	rtr_case(&r, MPA_RTR_WRITE, in, 24, CM_MPA_DONE, 24);
+	memcpy(in + 4, rd, sizeof(rd));
+	rtr_case(&r, MPA_RTR_WRITE, in, 56, IWARP_ERR_MPA_RTR, 8);
+
+	/* no RTR negotiated */
+	ck_assert_int_eq(cm_mpa_init(&r.m, CM_MPA_RESPONDER, &r.m.params, 0,
+				     0),
+			 0);
+	ck_assert_int_eq(cm_mpa_rtr_check(&r.m), -EINVAL);
+}
+END_TEST
+
 static Suite *cm_mpa_suite(void)
 {
 	Suite *s = suite_create("cm_mpa");
@@ -685,6 +1112,9 @@ static Suite *cm_mpa_suite(void)
 	tcase_add_test(tc, test_responder_reject);
 	tcase_add_test(tc, test_responder_refusals);
 	tcase_add_test(tc, test_responder_timeout);
+	tcase_add_test(tc, test_term_llp_encode);
+	tcase_add_test(tc, test_initiator_reply_term);
+	tcase_add_test(tc, test_responder_rtr_check);
 	tcase_add_loop_test(tc, test_back_to_back, 0,
 			    (int)(sizeof(combos) / sizeof(combos[0])));
 	suite_add_tcase(s, tc);

@@ -972,6 +972,255 @@ START_TEST(test_p2p_initiator_read_rtr_ord)
 }
 END_TEST
 
+/* ---- TERMINATE before the FIN (RFC 5044 §7.1/§8, RFC 6581 §6-§7) ---- */
+
+/* Bitwise CRC-32C (RFC-FACTS §6.3), independent of util/crc32c.c. */
+static uint32_t ref_crc32c(const uint8_t *p, size_t len)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	size_t i;
+	int k;
+
+	for (i = 0; i < len; i++) {
+		c ^= p[i];
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+/* The bare TERMINATE LLP/MPA |ecode| as the first FPDU (RFC-FACTS §6.6:
+ * QN 2, MSN 1, MO 0, `41 47`, Hdrct 0; 28 octets, 32 with a marker). */
+static size_t want_term(uint8_t *out, uint8_t ecode, bool crc, bool markers)
+{
+	static const uint8_t body[24] = {
+		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2,
+		0,    0,    0,	  1,	0, 0, 0, 0, 0x20, 0, 0, 0,
+	};
+	size_t n = 0;
+	uint32_t c;
+
+	if (markers) {
+		memset(out, 0, 4);
+		n = 4;
+	}
+	memcpy(out + n, body, sizeof(body));
+	out[n + 21] = ecode;
+	n += sizeof(body);
+	c = crc ? ref_crc32c(out, n) : 0;
+	out[n++] = (uint8_t)c;
+	out[n++] = (uint8_t)(c >> 8);
+	out[n++] = (uint8_t)(c >> 16);
+	out[n++] = (uint8_t)(c >> 24);
+	return n;
+}
+
+/* Reads |len| octets that must equal |want|, then the peer's FIN (an
+ * orderly close: recv 0, not a reset). */
+static void raw_expect_then_fin(int fd, const uint8_t *want, size_t len)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	uint8_t buf[64];
+
+	if (len) {
+		raw_read_all(fd, buf, len);
+		ck_assert_mem_eq(buf, want, len);
+	}
+	ck_assert_msg(poll(&pf, 1, WAIT_MS) == 1, "no FIN");
+	ck_assert_int_eq(recv(fd, buf, sizeof(buf), 0), 0);
+}
+
+/*
+ * Initiator (RFC-FACTS §1.2, siw_proc_mpareply): a well-formed Reply it
+ * cannot use gets a TERMINATE LLP/MPA on the wire before the FIN, and
+ * CONNECT_ERROR keeps the negotiation error as status. We offer a Write
+ * RTR (p2p=write, CRC off). _i 0: the Reply chooses Read: 0x07, no CRC.
+ * _i 1: the same Reply with C=1: CRC on (RFC 5044 §7.1). _i 2: the Reply
+ * lacks A and asks for markers (M=1): 0x07 behind a marker. _i 3: a
+ * Request key (siw's "bad key"): 0x04. _i 4: R=1: REJECTED, FIN only.
+ * _i 5: bytes that are not MPA: CONNECT_ERROR, FIN only.
+ */
+START_TEST(test_initiator_reply_terminate)
+{
+	uint8_t rep[24] = {
+		'M',  'P',  'A',  ' ',	'I',  'D',  ' ',  'R',
+		'e',  'p',  ' ',  'F',	'r',  'a',  'm',  'e',
+		0x10, 0x02, 0x00, 0x04, 0x80, 0x04, 0x40, 0x04,
+	};
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_event *ev;
+	struct sockaddr_in sin;
+	struct iwarp_cm_id *c;
+	socklen_t len = sizeof(sin);
+	struct side s;
+	uint8_t buf[64], want[64];
+	size_t wn = 0;
+	int lfd, fd, status = IWARP_ERR_MPA_RTR;
+
+	switch (_i) {
+	case 1:
+		rep[16] |= 0x40; /* C */
+		wn = want_term(want, 0x07, true, false);
+		break;
+	case 2:
+		rep[16] |= 0x80; /* M */
+		rep[20] = 0x00;	 /* no A */
+		rep[22] = 0x00;
+		wn = want_term(want, 0x07, false, true);
+		break;
+	case 3:
+		rep[9] = 'q'; /* "MPA ID Req Frame" */
+		status = IWARP_ERR_MPA_KEY;
+		wn = want_term(want, 0x04, false, false);
+		break;
+	case 4:
+		rep[16] |= 0x20; /* R */
+		status = IWARP_ERR_MPA_REJECTED;
+		break;
+	case 5:
+		memcpy(rep, "MPA ID Bad Frame", 16);
+		status = IWARP_ERR_MPA_KEY;
+		break;
+	default:
+		wn = want_term(want, 0x07, false, false);
+		break;
+	}
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(lfd, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	attr_fast(&a);
+	a.p2p = IWARP_P2P_WRITE;
+	a.mpa_rep_timeout_ms = 2000;
+	side_open(&s, &a);
+	c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+	fd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(recv(fd, buf, 24, MSG_WAITALL), 24);
+	ck_assert(!memcmp(buf, "MPA ID Req Frame\x10\x02\x00\x04", 20));
+	ck_assert_uint_eq(buf[20] & 0x80, 0x80); /* A */
+	ck_assert_uint_eq(buf[22] & 0xc0, 0x80); /* Write RTR only */
+	ck_assert_int_eq(send(fd, rep, sizeof(rep), 0), (ssize_t)sizeof(rep));
+
+	ev = expect_ev(s.ch, _i == 4 ? IWARP_CM_EVENT_REJECTED
+				     : IWARP_CM_EVENT_CONNECT_ERROR);
+	ck_assert_ptr_eq(ev->id, c);
+	ck_assert_int_eq(ev->status, status);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	raw_expect_then_fin(fd, want, wn);
+	close(fd);
+	ck_assert(!ch_ready(s.ch, 0)); /* nothing more for this attempt */
+	destroy(c);
+	close(lfd);
+	side_close(&s);
+	wait_mem(base);
+}
+END_TEST
+
+/*
+ * Responder in RFC 6581 P2P mode: a first FPDU that is not the negotiated
+ * zero-length RTR gets TERMINATE LLP/MPA 0x07 (no matching RTR option)
+ * before the FIN and CONNECT_ERROR IWARP_ERR_MPA_RTR; no ESTABLISHED.
+ * The Request offers Write and Read (the Reply chooses Write). _i 0: a
+ * 1-octet Send instead (CRC off). _i 1: C=1 in the Request (CRC on) and a
+ * zero-length Read Request instead: the TERMINATE carries the CRC. _i 2:
+ * M=1 in the Request: the TERMINATE starts with a marker. _i 3: the
+ * initiator's Terminate comes first: not answered (RFC 5040 §4.8),
+ * CONNECT_ERROR -ECONNABORTED, FIN only.
+ */
+START_TEST(test_p2p_responder_rtr_mismatch)
+{
+	uint8_t req[24] = {
+		'M',  'P',  'A',  ' ',	'I',  'D',  ' ',  'R',
+		'e',  'q',  ' ',  'F',	'r',  'a',  'm',  'e',
+		0x10, 0x02, 0x00, 0x04, 0x80, 0x04, 0xc0, 0x04,
+	};
+	/* 1-octet Send: ULPDU 19, pad 3 (RFC-FACTS §6.7: 28 octets) */
+	static const uint8_t send1[28] = {
+		0x00, 0x13, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0,    1,    0,	  0,	0, 0, 'x',
+	};
+	/* zero-length Read Request (RFC 5040 §4.4), CRC field not checked
+	 * by the CM */
+	static const uint8_t rd[52] = {
+		0x00, 0x2e, 0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0,
+		0,    1,    0,	  0,	0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+		0,    0,    0,	  0,	0, 0, 0, 0, 0, 0, 0, 1,
+	};
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *l, *sid;
+	struct side srv;
+	uint8_t rep[24], want[64], term[28];
+	const uint8_t *first = send1;
+	size_t first_len = sizeof(send1), wn = 0;
+	uint16_t port;
+	int fd, status = IWARP_ERR_MPA_RTR;
+
+	switch (_i) {
+	case 1:
+		req[16] |= 0x40; /* C */
+		first = rd;
+		first_len = sizeof(rd);
+		wn = want_term(want, 0x07, true, false);
+		break;
+	case 2:
+		req[16] |= 0x80; /* M: insert markers toward the initiator */
+		wn = want_term(want, 0x07, false, true);
+		break;
+	case 3:
+		want_term(term, 0x01, false, false); /* stream lost, say */
+		first = term;
+		first_len = sizeof(term);
+		status = -ECONNABORTED;
+		break;
+	default:
+		wn = want_term(want, 0x07, false, false);
+		break;
+	}
+	attr_fast(&a);
+	a.mpa_req_timeout_ms = 2000;
+	a.mpa_rep_timeout_ms = 2000;
+	side_open(&srv, &a);
+	l = listen_on(&srv, "127.0.0.1", &port);
+	fd = raw_connect(port);
+	ck_assert_int_eq(send(fd, req, sizeof(req), 0), (ssize_t)sizeof(req));
+	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	sid = ev->id;
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	qp_attr(&srv, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(sid, srv.pd, &qa), 0);
+	ck_assert_int_eq(iwarp_cm_accept(sid, NULL), 0);
+	raw_read_all(fd, rep, sizeof(rep));
+	ck_assert(!memcmp(rep, "MPA ID Rep Frame", 16));
+	ck_assert_uint_eq(rep[16] & 0x40, req[16] & 0x40); /* C echoed */
+	ck_assert_uint_eq(rep[20] & 0x80, 0x80);	    /* A */
+	ck_assert_uint_eq(rep[22] & 0xc0, 0x80);	    /* Write chosen */
+	ck_assert(!ch_ready(srv.ch, 0));
+
+	ck_assert_int_eq(send(fd, first, first_len, 0), (ssize_t)first_len);
+	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_ERROR);
+	ck_assert_ptr_eq(ev->id, sid);
+	ck_assert_int_eq(ev->status, status);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	raw_expect_then_fin(fd, want, wn);
+	close(fd);
+	ck_assert(!ch_ready(srv.ch, 0)); /* no ESTABLISHED, nothing else */
+	destroy(sid);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
 /* Destroying an id that still has an unacked event waits for the ack:
  * here the ack comes first, then destroy returns at once; a queued
  * (undelivered) event of the id is dropped. */
@@ -1138,6 +1387,8 @@ static Suite *cm_suite(void)
 			    (int)(sizeof(opts) / sizeof(opts[0])));
 	tcase_add_loop_test(tc, test_p2p_responder_negotiated_rtr, 0, 4);
 	tcase_add_test(tc, test_p2p_initiator_read_rtr_ord);
+	tcase_add_loop_test(tc, test_initiator_reply_terminate, 0, 6);
+	tcase_add_loop_test(tc, test_p2p_responder_rtr_mismatch, 0, 4);
 	tcase_add_test(tc, test_many_connections);
 	tcase_add_test(tc, test_inline_progress);
 	suite_add_tcase(s, tc);
