@@ -20,7 +20,7 @@ with an MPA Request or Reply ("MPA ID Req Frame" / "MPA ID Rep Frame", RFC
 5044 §7.1) is walked frame by frame: the Request/Reply (20 octets + Private
 Data length) gets a segment of its own, then FPDUs of 2 + ULPDU_Length +
 pad to 4 + 4 (CRC field) octets (RFC 5044 §4) are packed whole into
-segments of at most PACK octets. The walk trusts the ULPDU_Length fields;
+segments of at most PACK octets and PACK_FPDUS FPDUs. The walk trusts the ULPDU_Length fields;
 a wrong one shows in tshark as a bad or malformed FPDU, as it would in the
 original. Not re-cut (original segments kept): connections that negotiated
 markers (RFC 5044 §5: markers sit inside FPDUs), streams that are not MPA,
@@ -35,6 +35,9 @@ import struct
 import sys
 
 PACK = 16384
+# at most this many FPDUs per segment: tshark stops at its tree depth
+# (prefs gui.max_tree_depth) with a "malformed" assertion otherwise
+PACK_FPDUS = 8
 KEY_REQ = b"MPA ID Req Frame"
 KEY_REP = b"MPA ID Rep Frame"
 F_SYN, F_RST, F_FIN, F_ACK, F_PSH = 0x02, 0x04, 0x01, 0x10, 0x08
@@ -189,12 +192,13 @@ def main(argv):
             recut += 1
             starts = [o[0] for o in order]
             cuts = [ends[0]]
-            size = 0
+            size = count = 0
             for a, b in zip(ends, ends[1:]):
-                if size and size + (b - a) > PACK:
+                if size and (size + (b - a) > PACK or count == PACK_FPDUS):
                     cuts.append(a)
-                    size = 0
+                    size = count = 0
                 size += b - a
+                count += 1
             if cuts[-1] != len(buf):
                 cuts.append(len(buf))
             a = 0
