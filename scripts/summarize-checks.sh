@@ -18,4 +18,9 @@ for trs in $(find "$dir" -name '*.trs' 2>/dev/null); do
 	*) failed=$((failed + 1)) ;;
 	esac
 done
+# the siw interop matrix (scripts/check.sh runs it after make check)
+if [ -f "$dir/interop/summary.txt" ]; then
+	read -r ipass ifail < <(sed -n 's/^total: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$dir/interop/summary.txt")
+	passed=$((passed + ${ipass:-0})); failed=$((failed + ${ifail:-0}))
+fi
 echo "checks: $passed passed, $failed failed, $skipped skipped"
