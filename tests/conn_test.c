@@ -101,7 +101,11 @@ static void side_open(struct side *s)
 	ck_assert_ptr_nonnull(s->qp);
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IWARP_QPS_INIT;
-	ck_assert_int_eq(iwarp_modify_qp(s->qp, &at, IWARP_QP_STATE), 0);
+	at.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
+			     IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ;
+	ck_assert_int_eq(iwarp_modify_qp(s->qp, &at,
+					 IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS),
+			 0);
 	at.qp_state = IWARP_QPS_RTR;
 	ck_assert_int_eq(iwarp_modify_qp(s->qp, &at, IWARP_QP_STATE), 0);
 	s->buf = malloc(BUF_LEN);

@@ -1,7 +1,8 @@
 /*
  * tests/stack_access_test.c: remote access errors end to end (RFC 5040 §8,
  * RFC 5041 §7, RFC 5042): bad STag, stale key after re-registration, MR of
- * another PD, missing access right, out of bounds and TO wrap, for RDMA
+ * another PD, missing access right (of the MR or of the QP's
+ * qp_access_flags), out of bounds and TO wrap, for RDMA
  * Write and RDMA Read, over the CM and real loopback TCP. Each gives the
  * right completion on the requester, an async event with the TERMINATE
  * cause on both sides (term_received on the requester), both QPs in ERR,
@@ -25,7 +26,9 @@
 
 #define LEN 4096
 
-enum target { T_BAD_STAG, T_STALE, T_WRONG_PD, T_NO_ACCESS, T_BOUNDS, T_WRAP };
+/* T_QP_ACCESS: the MR allows it, the target QP's qp_access_flags do not */
+enum target { T_BAD_STAG, T_STALE, T_WRONG_PD, T_NO_ACCESS, T_BOUNDS, T_WRAP,
+	      T_QP_ACCESS };
 
 struct acase {
 	bool read;
@@ -51,6 +54,8 @@ static const struct acase cases[] = {
 	{true, T_NO_ACCESS, {0, 1, 0x02}, false},
 	{true, T_BOUNDS, {0, 1, 0x01}, false},
 	{true, T_WRAP, {0, 1, 0x04}, false},
+	{false, T_QP_ACCESS, {0, 1, 0x02}, false}, /* RDMAP: access rights */
+	{true, T_QP_ACCESS, {0, 1, 0x02}, false},
 };
 
 static void cause_eq(const struct iwarp_term_cause *got,
@@ -191,6 +196,19 @@ START_TEST(test_remote_access_error)
 	case T_WRAP:
 		raddr = UINT64_MAX - 15;
 		break;
+	case T_QP_ACCESS: {
+		/* the QP gives up the right this case uses (RTS -> RTS) */
+		struct iwarp_qp_attr qa;
+
+		memset(&qa, 0, sizeof(qa));
+		qa.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
+				     (ac->read ? IWARP_ACCESS_REMOTE_WRITE :
+						 IWARP_ACCESS_REMOTE_READ);
+		ck_assert_int_eq(iwarp_modify_qp(k[0].s->qp, &qa,
+						 IWARP_QP_ACCESS_FLAGS),
+				 0);
+		break;
+	}
 	case T_WRONG_PD:
 	case T_NO_ACCESS:
 		break;

@@ -277,8 +277,14 @@ void sp_open(struct sp_pair *p, const struct sp_opts *o)
 		ck_assert_ptr_nonnull(p->s[i].qp);
 		memset(&at, 0, sizeof(at));
 		at.qp_state = IWARP_QPS_INIT;
-		ck_assert_int_eq(
-			iwarp_modify_qp(p->s[i].qp, &at, IWARP_QP_STATE), 0);
+		/* remote access as the CM grants it (rdma_create_qp) */
+		at.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
+				     IWARP_ACCESS_REMOTE_WRITE |
+				     IWARP_ACCESS_REMOTE_READ;
+		ck_assert_int_eq(iwarp_modify_qp(p->s[i].qp, &at,
+						 IWARP_QP_STATE |
+							 IWARP_QP_ACCESS_FLAGS),
+				 0);
 	}
 	ck_assert_int_eq(engine_call_sync(p->ctx->engine, setup_fn, &su), 0);
 	ck_assert_int_eq(su.rc, 0);

@@ -126,9 +126,25 @@ static int rx_tagged_target(struct qp_conn *c, struct conn_rx_cur *cur,
 	return 0;
 }
 
-/* RDMA Write segment (RFC 5040 §4.3, §8.1: remote write access). */
+/*
+ * True when the QP itself allows the remote operation |access| (its
+ * qp_access_flags, set by iwarp_modify_qp; the CM grants remote Read and
+ * Write as rdma_create_qp does). RFC 5040 §8: an RNIC checks the access
+ * rights of the stream as well as those of the STag.
+ */
+static bool rx_qp_allows(const struct qp_conn *c, int access)
+{
+	return c->qp && (__atomic_load_n(&c->qp->access_flags,
+					 __ATOMIC_RELAXED) &
+			 access) == access;
+}
+
+/* RDMA Write segment (RFC 5040 §4.3, §8.1: remote write access). A
+ * zero-length Write (the RFC 6581 RTR) touches no memory. */
 static int rx_write(struct qp_conn *c, struct conn_rx_cur *cur)
 {
+	if (cur->pay_len && !rx_qp_allows(c, IWARP_ACCESS_REMOTE_WRITE))
+		return IWARP_ERR_RDMAP_ACCESS;
 	return rx_tagged_target(c, cur, IWARP_ACCESS_REMOTE_WRITE, RXK_WRITE);
 }
 
@@ -175,6 +191,8 @@ static int rx_read_request(struct qp_conn *c, struct conn_rx_cur *cur,
 	if (cur->rr.size) {
 		uint8_t *p = NULL;
 
+		if (!rx_qp_allows(c, IWARP_ACCESS_REMOTE_READ))
+			return IWARP_ERR_RDMAP_ACCESS;
 		rc = mr_check_remote(c->ctx, cur->rr.src_stag, c->pd,
 				     IWARP_ACCESS_REMOTE_READ, cur->rr.src_to,
 				     cur->rr.size, false, &p);
