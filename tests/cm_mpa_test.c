@@ -671,52 +671,6 @@ END_TEST
 
 /* ---- TERMINATEs of the setup (cm/cm_mpa_term.h) ---- */
 
-/* Bitwise CRC-32C (RFC-FACTS §6.3: reflected 0x82F63B78, preload and
- * final XOR 0xFFFFFFFF), independent of util/crc32c.c. */
-static uint32_t ref_crc32c(const uint8_t *p, size_t len)
-{
-	uint32_t c = 0xFFFFFFFFu;
-	size_t i;
-	int k;
-
-	for (i = 0; i < len; i++) {
-		c ^= p[i];
-		for (k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-	}
-	return ~c;
-}
-
-/*
- * The expected bare TERMINATE FPDU, written out from RFC-FACTS §6.4/§6.6:
- * [marker 00 00 00 00] ULPDU_Length 22, DDP/RDMAP control `41 47`,
- * RsvdULP 0, QN 2, MSN 1, MO 0, control word Layer 2 | EType 0 | |ecode|
- * with Hdrct 0, no pad, CRC (little-endian, covering the marker) or 0.
- */
-static size_t want_term(uint8_t *out, uint8_t ecode, bool crc, bool markers)
-{
-	static const uint8_t body[24] = {
-		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2,
-		0,    0,    0,	  1,	0, 0, 0, 0, 0x20, 0, 0, 0,
-	};
-	size_t n = 0;
-	uint32_t c;
-
-	if (markers) {
-		memset(out, 0, 4); /* Reserved 0, FPDUPTR 0 */
-		n = 4;
-	}
-	memcpy(out + n, body, sizeof(body));
-	out[n + 21] = ecode;
-	n += sizeof(body);
-	c = crc ? ref_crc32c(out, n) : 0;
-	out[n++] = (uint8_t)c;
-	out[n++] = (uint8_t)(c >> 8);
-	out[n++] = (uint8_t)(c >> 16);
-	out[n++] = (uint8_t)(c >> 24);
-	return n;
-}
-
 START_TEST(test_term_llp_encode)
 {
 	static const uint8_t v[] = "123456789";
@@ -729,14 +683,14 @@ START_TEST(test_term_llp_encode)
 	size_t wn;
 	int i, crc, mk;
 
-	ck_assert_uint_eq(ref_crc32c(v, 9), 0xE3069283u);
+	ck_assert_uint_eq(iw_test_crc32c_ref(v, 9), 0xE3069283u);
 	ck_assert_int_eq(cm_term_llp_encode(out, sizeof(out), 7, false, false),
 			 28);
 	ck_assert_mem_eq(out, rtr07, sizeof(rtr07));
 	for (i = 1; i <= 7; i++)
 		for (crc = 0; crc < 2; crc++)
 			for (mk = 0; mk < 2; mk++) {
-				wn = want_term(want, (uint8_t)i, crc, mk);
+				wn = iw_test_llp_term(want, (uint8_t)i, crc, mk);
 				ck_assert_uint_eq(wn, mk ? 32 : 28);
 				memset(out, 0xee, sizeof(out));
 				ck_assert_int_eq(cm_term_llp_encode(
@@ -783,7 +737,7 @@ static void tc_check(void *arg, int rc)
 		ck_assert_uint_eq(n, rn - 7);
 		return;
 	}
-	wn = want_term(want, (uint8_t)t->want_ecode, t->crc, t->markers);
+	wn = iw_test_llp_term(want, (uint8_t)t->want_ecode, t->crc, t->markers);
 	ck_assert_uint_eq(n, rn - 7 + wn);
 	ck_assert_mem_eq(tx, req + 7, rn - 7);
 	ck_assert_mem_eq(tx + rn - 7, want, wn);

@@ -974,47 +974,6 @@ END_TEST
 
 /* ---- TERMINATE before the FIN (RFC 5044 §7.1/§8, RFC 6581 §6-§7) ---- */
 
-/* Bitwise CRC-32C (RFC-FACTS §6.3), independent of util/crc32c.c. */
-static uint32_t ref_crc32c(const uint8_t *p, size_t len)
-{
-	uint32_t c = 0xFFFFFFFFu;
-	size_t i;
-	int k;
-
-	for (i = 0; i < len; i++) {
-		c ^= p[i];
-		for (k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-	}
-	return ~c;
-}
-
-/* The bare TERMINATE LLP/MPA |ecode| as the first FPDU (RFC-FACTS §6.6:
- * QN 2, MSN 1, MO 0, `41 47`, Hdrct 0; 28 octets, 32 with a marker). */
-static size_t want_term(uint8_t *out, uint8_t ecode, bool crc, bool markers)
-{
-	static const uint8_t body[24] = {
-		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2,
-		0,    0,    0,	  1,	0, 0, 0, 0, 0x20, 0, 0, 0,
-	};
-	size_t n = 0;
-	uint32_t c;
-
-	if (markers) {
-		memset(out, 0, 4);
-		n = 4;
-	}
-	memcpy(out + n, body, sizeof(body));
-	out[n + 21] = ecode;
-	n += sizeof(body);
-	c = crc ? ref_crc32c(out, n) : 0;
-	out[n++] = (uint8_t)c;
-	out[n++] = (uint8_t)(c >> 8);
-	out[n++] = (uint8_t)(c >> 16);
-	out[n++] = (uint8_t)(c >> 24);
-	return n;
-}
-
 /* Reads |len| octets that must equal |want|, then the peer's FIN (an
  * orderly close: recv 0, not a reset). */
 static void raw_expect_then_fin(int fd, const uint8_t *want, size_t len)
@@ -1061,18 +1020,18 @@ START_TEST(test_initiator_reply_terminate)
 	switch (_i) {
 	case 1:
 		rep[16] |= 0x40; /* C */
-		wn = want_term(want, 0x07, true, false);
+		wn = iw_test_llp_term(want, 0x07, true, false);
 		break;
 	case 2:
 		rep[16] |= 0x80; /* M */
 		rep[20] = 0x00;	 /* no A */
 		rep[22] = 0x00;
-		wn = want_term(want, 0x07, false, true);
+		wn = iw_test_llp_term(want, 0x07, false, true);
 		break;
 	case 3:
 		rep[9] = 'q'; /* "MPA ID Req Frame" */
 		status = IWARP_ERR_MPA_KEY;
-		wn = want_term(want, 0x04, false, false);
+		wn = iw_test_llp_term(want, 0x04, false, false);
 		break;
 	case 4:
 		rep[16] |= 0x20; /* R */
@@ -1083,7 +1042,7 @@ START_TEST(test_initiator_reply_terminate)
 		status = IWARP_ERR_MPA_KEY;
 		break;
 	default:
-		wn = want_term(want, 0x07, false, false);
+		wn = iw_test_llp_term(want, 0x07, false, false);
 		break;
 	}
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -1170,20 +1129,20 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 		req[16] |= 0x40; /* C */
 		first = rd;
 		first_len = sizeof(rd);
-		wn = want_term(want, 0x07, true, false);
+		wn = iw_test_llp_term(want, 0x07, true, false);
 		break;
 	case 2:
 		req[16] |= 0x80; /* M: insert markers toward the initiator */
-		wn = want_term(want, 0x07, false, true);
+		wn = iw_test_llp_term(want, 0x07, false, true);
 		break;
 	case 3:
-		want_term(term, 0x01, false, false); /* stream lost, say */
+		iw_test_llp_term(term, 0x01, false, false); /* stream lost, say */
 		first = term;
 		first_len = sizeof(term);
 		status = -ECONNABORTED;
 		break;
 	default:
-		wn = want_term(want, 0x07, false, false);
+		wn = iw_test_llp_term(want, 0x07, false, false);
 		break;
 	}
 	attr_fast(&a);

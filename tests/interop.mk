@@ -20,7 +20,7 @@ interop_files = \
 	tests/interop/split-pcap.py \
 	tests/interop/realign-pcap.py
 dist_noinst_SCRIPTS += $(interop_files)
-EXTRA_DIST += tests/interop/README.md
+EXTRA_DIST += tests/interop/README.md tests/interop/pcapio.py
 
 # INTEROP_CASES: optional case globs, e.g. make check-interop INTEROP_CASES='ping-hc-*'
 INTEROP_CASES =

@@ -92,3 +92,41 @@ uint8_t *iw_test_read_file(const char *relpath, size_t *len)
 	fclose(f);
 	return buf;
 }
+
+uint32_t iw_test_crc32c_ref(const uint8_t *p, size_t len)
+{
+	uint32_t c = 0xFFFFFFFFu;
+	size_t i;
+	int k;
+
+	for (i = 0; i < len; i++) {
+		c ^= p[i];
+		for (k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+	}
+	return ~c;
+}
+
+size_t iw_test_llp_term(uint8_t *out, uint8_t ecode, bool crc, bool markers)
+{
+	static const uint8_t body[24] = {
+		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0,    0, 2,
+		0,    0,	0,    1,    0, 0, 0, 0, 0x20, 0, 0, 0,
+	};
+	size_t n = 0;
+	uint32_t c;
+
+	if (markers) {
+		memset(out, 0, 4); /* Reserved 0, FPDUPTR 0 */
+		n = 4;
+	}
+	memcpy(out + n, body, sizeof(body));
+	out[n + 21] = ecode;
+	n += sizeof(body);
+	c = crc ? iw_test_crc32c_ref(out, n) : 0;
+	out[n++] = (uint8_t)c;
+	out[n++] = (uint8_t)(c >> 8);
+	out[n++] = (uint8_t)(c >> 16);
+	out[n++] = (uint8_t)(c >> 24);
+	return n;
+}

@@ -34,6 +34,8 @@ import bisect
 import struct
 import sys
 
+from pcapio import LINKTYPES, ipv4_tcp, open_pcap, records
+
 PACK = 16384
 # at most this many FPDUs per segment: tshark stops at its tree depth
 # (prefs gui.max_tree_depth) with a "malformed" assertion otherwise
@@ -59,47 +61,21 @@ class Pkt:
 
 def read_pcap(path):
     with open(path, "rb") as f:
-        hdr = f.read(24)
-        if len(hdr) < 24:
+        head = open_pcap(f)
+        if head is None or head[3] not in LINKTYPES:
             return None, None, None
-        magic = struct.unpack("<I", hdr[:4])[0]
-        if magic in (0xA1B2C3D4, 0xA1B23C4D):
-            e = "<"
-        elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
-            e = ">"
-        else:
-            return None, None, None
-        nano = magic in (0xA1B23C4D, 0x4D3CB2A1)
-        linktype = struct.unpack(e + "I", hdr[20:24])[0]
-        if linktype not in (1, 101, 228):
-            return None, None, None
+        hdr, e, nano, linktype = head
         pkts = []
         idx = 0
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                break
-            sec, frac, incl, _ = struct.unpack(e + "IIII", rec)
-            data = f.read(incl)
-            if len(data) < incl:
-                break
+        for rec, data in records(f, e):
+            sec, frac = struct.unpack(e + "II", rec[:8])
             idx += 1
-            off = 0
-            if linktype == 1:
-                if len(data) < 14:
-                    continue
-                etype = struct.unpack(">H", data[12:14])[0]
-                off = 14
-                if etype == 0x8100 and len(data) >= 18:
-                    etype = struct.unpack(">H", data[16:18])[0]
-                    off = 18
-                if etype != 0x0800:
-                    continue
-            if len(data) < off + 20 or data[off] >> 4 != 4:
+            off = ipv4_tcp(linktype, data)
+            if off is None:
                 continue
             ihl = (data[off] & 15) * 4
             tot = struct.unpack(">H", data[off + 2:off + 4])[0]
-            if data[off + 9] != 6 or len(data) < off + ihl + 20:
+            if len(data) < off + ihl + 20:
                 continue
             t = off + ihl
             doff = (data[t + 12] >> 4) * 4

@@ -10,6 +10,8 @@ OUT is written (with the pcap header) even when no frame matched.
 import struct
 import sys
 
+from pcapio import ipv4_tcp, open_pcap, records
+
 
 def main(argv):
     if len(argv) < 3:
@@ -20,47 +22,20 @@ def main(argv):
         port, path = spec.split(":", 1)
         outs[int(port)] = open(path, "wb")
     with open(argv[1], "rb") as f:
-        hdr = f.read(24)
-        if len(hdr) < 24:
-            sys.stderr.write("split-pcap: %s: no pcap header\n" % argv[1])
-            return 1
-        magic = struct.unpack("<I", hdr[:4])[0]
-        if magic in (0xA1B2C3D4, 0xA1B23C4D):
-            e = "<"
-        elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
-            e = ">"
-        else:
+        head = open_pcap(f)
+        if head is None:
             sys.stderr.write("split-pcap: %s: not a classic pcap\n" % argv[1])
             return 1
-        linktype = struct.unpack(e + "I", hdr[20:24])[0]
+        hdr, e, _, linktype = head
         for o in outs.values():
             o.write(hdr)
         counts = dict.fromkeys(outs, 0)
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                break
-            incl = struct.unpack(e + "IIII", rec)[2]
-            data = f.read(incl)
-            if len(data) < incl:
-                break
-            off = 0
-            if linktype == 1:  # Ethernet
-                if len(data) < 14:
-                    continue
-                etype = struct.unpack(">H", data[12:14])[0]
-                off = 14
-                if etype == 0x8100 and len(data) >= 18:
-                    etype = struct.unpack(">H", data[16:18])[0]
-                    off = 18
-                if etype != 0x0800:
-                    continue
-            elif linktype not in (101, 228):  # raw IPv4
-                continue
-            if len(data) < off + 20 or data[off] >> 4 != 4:
+        for rec, data in records(f, e):
+            off = ipv4_tcp(linktype, data)
+            if off is None:
                 continue
             ihl = (data[off] & 15) * 4
-            if data[off + 9] != 6 or len(data) < off + ihl + 4:
+            if len(data) < off + ihl + 4:
                 continue
             sport, dport = struct.unpack(">HH", data[off + ihl:off + ihl + 4])
             for p in (sport, dport):
