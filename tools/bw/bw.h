@@ -123,6 +123,15 @@
 
 enum bw_verb { BW_SEND = 0, BW_WRITE = 1, BW_READ = 2 };
 
+/*
+ * How a BW loop waits when it can post nothing and the CQ is empty:
+ * HYBRID busy-polls cq_spin_us, then sleeps on a completion channel;
+ * EVENT sleeps at once (perftest -e, --use_event); SPIN never sleeps
+ * (perftest's default). INLINE progress always spins (it drives the engine).
+ */
+enum bw_cq_wait { BW_WAIT_HYBRID = 0, BW_WAIT_EVENT = 1, BW_WAIT_SPIN = 2 };
+#define BW_CQ_SPIN_US 20 /* default busy-poll window of BW_WAIT_HYBRID */
+
 /* Command line options (perftest names plus the libiwarp knobs). */
 struct bw_opts {
 	enum bw_verb verb;
@@ -157,6 +166,8 @@ struct bw_opts {
 	const char *cc;
 	int progress_set;
 	enum iwarp_progress_mode progress;
+	enum bw_cq_wait cq_wait;
+	int cq_spin_us;
 };
 
 /* struct pingpong_dest in host form. */
@@ -232,6 +243,9 @@ struct bw_data {
 	uint32_t credit_cnt;
 	uint32_t max_inline;
 	int inline_progress;
+	/* completion channel of scq and rcq (non-blocking fd), NULL when the
+	 * BW loops only spin (BW_WAIT_SPIN, INLINE progress, latency) */
+	struct iwarp_comp_channel *chan;
 };
 
 /* ---- comm.c: control channel and perftest wire formats ---- */

@@ -3,6 +3,7 @@
  * through the CM the way perftest's create_rdma_cm_connection does.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,12 +40,23 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 	d->mr = iwarp_reg_mr(d->pd, d->buf, len, data_access(o));
 	if (!d->mr)
 		goto fail;
+	if (o->cq_wait != BW_WAIT_SPIN && !o->latency && !d->inline_progress) {
+		int fl;
+
+		d->chan = iwarp_create_comp_channel(d->ctx);
+		if (!d->chan)
+			goto fail;
+		/* the BW loops poll(2) it and drain it without blocking */
+		fl = fcntl(d->chan->fd, F_GETFL);
+		if (fl < 0 || fcntl(d->chan->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+			goto fail;
+	}
 	cqe = (o->tx_depth + 8) * d->n;
-	d->scq = iwarp_create_cq(d->ctx, cqe, NULL, NULL, 0);
+	d->scq = iwarp_create_cq(d->ctx, cqe, NULL, d->chan, 0);
 	if (!d->scq)
 		goto fail;
 	cqe = (o->rx_depth + 8) * d->n;
-	d->rcq = iwarp_create_cq(d->ctx, cqe, NULL, NULL, 0);
+	d->rcq = iwarp_create_cq(d->ctx, cqe, NULL, d->chan, 0);
 	if (!d->rcq)
 		goto fail;
 	if (d->send_credit) {
@@ -340,6 +352,8 @@ void bw_data_close(struct bw_data *d, const struct bw_opts *o)
 		iwarp_destroy_cq(d->scq);
 	if (d->rcq)
 		iwarp_destroy_cq(d->rcq);
+	if (d->chan)
+		iwarp_destroy_comp_channel(d->chan);
 	if (d->pd)
 		iwarp_dealloc_pd(d->pd);
 	if (d->ch)

@@ -18,7 +18,7 @@
 
 enum {
 	OPT_TEST = 256, OPT_LATENCY, OPT_GBITS, OPT_JSON, OPT_CRC, OPT_MARKERS, OPT_MPA_REV,
-	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND,
+	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND, OPT_CQ_WAIT, OPT_CQ_SPIN,
 };
 
 static void usage(FILE *f)
@@ -39,6 +39,7 @@ static void usage(FILE *f)
 		"  -o, --outs=N          outstanding reads (default: device maximum)\n"
 		"  -Q, --cq-mod=N        signal every N-th work request (default 100)\n"
 		"  -p, --port=N          TCP port (default 18515)\n"
+		"  -e, --use_event       sleep on CQ events when idle (= --cq-wait=event)\n"
 		"  -F, -R                accepted (rdma_cm is the only mode)\n"
 		"      --report_gbits    report Gb/sec instead of MB/sec\n"
 		"      --json            one JSON object per size on stdout\n"
@@ -51,6 +52,11 @@ static void usage(FILE *f)
 		"      --cc=NAME         TCP congestion control\n"
 		"      --progress=adaptive|latency|cpu|inline  engine mode\n"
 		"                        (default adaptive; inline with --latency)\n"
+		"      --cq-wait=hybrid|event|spin  BW loops with nothing to post and an\n"
+		"                        empty CQ: spin --cq-spin us then sleep on the\n"
+		"                        completion channel (hybrid, default), sleep at\n"
+		"                        once (event), or always spin (spin, perftest's)\n"
+		"      --cq-spin=USEC    busy-poll window of hybrid (default 20)\n"
 		"  -h, --help            this text\n");
 }
 
@@ -111,6 +117,9 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 		{ "p2p", required_argument, NULL, OPT_P2P },
 		{ "cc", required_argument, NULL, OPT_CC },
 		{ "progress", required_argument, NULL, OPT_PROGRESS },
+		{ "use_event", no_argument, NULL, 'e' },
+		{ "cq-wait", required_argument, NULL, OPT_CQ_WAIT },
+		{ "cq-spin", required_argument, NULL, OPT_CQ_SPIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -124,7 +133,9 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	o->margin = 2;
 	o->out_reads = -1;
 	o->mpa_rev = 0;
-	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:FRh", lo, NULL)) != -1) {
+	o->cq_wait = BW_WAIT_HYBRID;
+	o->cq_spin_us = BW_CQ_SPIN_US;
+	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:eFRh", lo, NULL)) != -1) {
 		switch (c) {
 		case OPT_TEST:
 			if (!strcmp(optarg, "write"))
@@ -181,6 +192,14 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 			else if (!strcmp(optarg, "inline")) o->progress = IWARP_PROGRESS_INLINE;
 			else goto bad;
 			break;
+		case 'e': o->cq_wait = BW_WAIT_EVENT; break;
+		case OPT_CQ_WAIT:
+			if (!strcmp(optarg, "hybrid")) o->cq_wait = BW_WAIT_HYBRID;
+			else if (!strcmp(optarg, "event")) o->cq_wait = BW_WAIT_EVENT;
+			else if (!strcmp(optarg, "spin")) o->cq_wait = BW_WAIT_SPIN;
+			else goto bad;
+			break;
+		case OPT_CQ_SPIN: if (parse_int(optarg, 0, 1000000, &o->cq_spin_us)) goto bad; break;
 		case 'h': usage(stdout); exit(0);
 		default: goto bad;
 		}

@@ -4,6 +4,7 @@
  * re-derived from the behaviour listed in bw.h.
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 
 #include "tools/bw/bw.h"
@@ -24,6 +25,81 @@ static int wrid_qp(uint64_t wr_id)
 static uint64_t wrid_cnt(uint64_t wr_id)
 {
 	return wr_id >> 16;
+}
+
+#define BW_SLEEP_MS 10 /* bound of one completion-channel sleep */
+
+/*
+ * Idle state of a BW loop that may sleep on the completion channel
+ * (bw_data.chan): busy-poll for the spin window, then arm the CQs, poll
+ * them once more (a completion pushed before the arm fires no event), and
+ * only then sleep. On 2 cores the application thread that spins on an
+ * empty CQ takes a core from the engine threads that produce the
+ * completions (its own and the peer's).
+ */
+struct bw_idle {
+	uint64_t since; /* first empty pass (ns), 0 = not idle */
+	uint64_t spin_ns;
+	int armed;      /* the CQs were armed after the last empty pass */
+};
+
+static void idle_init(struct bw_idle *w, const struct bw_opts *o)
+{
+	w->since = 0;
+	w->armed = 0;
+	w->spin_ns = o->cq_wait == BW_WAIT_EVENT ? 0 : (uint64_t)o->cq_spin_us * 1000u;
+}
+
+/* Poll of the channel fd, then drains and acknowledges its events. */
+static int chan_sleep(struct bw_data *d, int ms)
+{
+	struct pollfd p = { .fd = d->chan->fd, .events = POLLIN };
+	struct iwarp_cq *cq;
+	void *ctx;
+
+	if (poll(&p, 1, ms) < 0 && errno != EINTR)
+		return -errno;
+	/* non-blocking fd: -EAGAIN once the channel is empty */
+	while (iwarp_get_cq_event(d->chan, &cq, &ctx) == 0)
+		iwarp_ack_cq_events(cq, 1);
+	return 0;
+}
+
+/*
+ * One step of the idle logic after a pass of a BW loop: |busy| when the pass
+ * posted or reaped something, |can_sleep| when a completion on |cq1| or
+ * |cq2| (may be NULL) is bound to come and nothing else can wake us.
+ * Returns 0 or < 0.
+ */
+static int idle_step(struct bw_data *d, struct bw_idle *w, int busy, int can_sleep,
+		     struct iwarp_cq *cq1, struct iwarp_cq *cq2)
+{
+	uint64_t now;
+	int rc;
+
+	if (busy || !can_sleep || !d->chan) {
+		w->since = 0;
+		w->armed = 0;
+		return 0;
+	}
+	if (w->armed) { /* armed, and the pass after the arm found nothing */
+		w->since = 0;
+		w->armed = 0;
+		return chan_sleep(d, BW_SLEEP_MS);
+	}
+	now = bw_now_ns();
+	if (!w->since) {
+		w->since = now;
+		if (w->spin_ns)
+			return 0;
+	}
+	if (now - w->since < w->spin_ns)
+		return 0;
+	rc = iwarp_req_notify_cq(cq1, 0);
+	if (!rc && cq2)
+		rc = iwarp_req_notify_cq(cq2, 0);
+	w->armed = !rc;
+	return rc;
 }
 
 /* Duration state (-D): warm-up margin, sample window, end. */
@@ -268,12 +344,14 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 	uint64_t t0, t1 = 0, last_prog = 0;
 	int recv_side = o->verb == BW_SEND && o->duplex;
 	int wait_rx = recv_side && !o->server; /* server sends after first rx */
+	struct bw_idle w;
 	struct bw_clock k;
 	double peak = 0;
 	int i, rc;
 
 	if (d->n > 64)
 		return -EINVAL;
+	idle_init(&w, o);
 	for (i = 0; i < d->n; i++) {
 		d->q[i].scnt = 0;
 		d->q[i].ccnt = 0;
@@ -284,7 +362,7 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 	t0 = k.start;
 	for (;;) {
 		uint64_t now = k.duration ? bw_now_ns() : 0;
-		int more = 0;
+		int more = 0, credit_wait = 0, got;
 
 		if (k.duration) {
 			if (now >= k.end)
@@ -303,8 +381,11 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 				if (d->send_credit) {
 					uint32_t credit = ((volatile uint32_t *)d->ctrl_buf)[d->n + i];
 
-					if ((uint32_t)q->scnt + 1u - credit >= (uint32_t)o->rx_depth)
+					if ((uint32_t)q->scnt + 1u - credit >= (uint32_t)o->rx_depth) {
+						/* credits come by RDMA Write: no CQ event */
+						credit_wait = 1;
 						break;
+					}
 				}
 				if (!batch[i])
 					tpost[i] = bw_now_ns();
@@ -327,6 +408,7 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 		rc = reap_sends(d, &k, size, tpost, &peak, &counted);
 		if (rc < 0)
 			return rc;
+		got = rc;
 		if (rc > 0) {
 			done = 0;
 			for (i = 0; i < d->n; i++)
@@ -343,18 +425,32 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 		}
 		if (rc == 0 && !more && d->inline_progress)
 			iwarp_progress(d->ctx);
+		/*
+		 * Nothing posted, nothing reaped: every QP has tx_depth WRs
+		 * outstanding (at least one of them signaled, as cq_mod <=
+		 * tx_depth) or has posted all its iterations (the last one is
+		 * signaled), so a send completion is bound to come.
+		 */
+		rc = idle_step(d, &w, more || got, !recv_side && !credit_wait, d->scq, NULL);
+		if (rc < 0)
+			return rc;
 		if (o->progress_line && (posted & 1023) == 0 && bw_now_ns() - last_prog > 250000000u) {
 			last_prog = bw_now_ns();
 			bw_progress(o, size, done, tot);
 		}
 	}
 	if (k.duration) {
-		/* drain what is still in flight so the QP is quiet */
+		/*
+		 * Drain what is still in flight so the QP is quiet. Only the
+		 * WRs covered by a signaled one complete: the batch[i]
+		 * unsignaled WRs posted after a QP's last signaled WR never
+		 * produce a completion (waiting for them hung every -D run).
+		 */
 		while (1) {
 			uint64_t out = 0;
 
 			for (i = 0; i < d->n; i++)
-				out += d->q[i].scnt - d->q[i].ccnt;
+				out += d->q[i].scnt - batch[i] - d->q[i].ccnt;
 			if (!out)
 				break;
 			rc = reap_sends(d, &k, size, tpost, &peak, &counted);
@@ -380,11 +476,13 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 {
 	uint64_t tot = o->iters * (uint64_t)d->n, counted = 0, first = 0, last = 0;
 	uint64_t dummy_tpost[64] = { 0 }, last_prog = 0, credit_done = 0;
+	struct bw_idle w;
 	struct bw_clock k;
 	double peak = 0;
-	int rc, i;
+	int rc, i, got;
 
 	memset(&k, 0, sizeof(k));
+	idle_init(&w, o);
 	for (;;) {
 		if (k.duration) {
 			if (bw_now_ns() >= k.end)
@@ -405,13 +503,19 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		}
 		if (rc > 0)
 			last = bw_now_ns();
+		got = rc;
 		if (d->send_credit) {
 			rc = reap_sends(d, &k, size, dummy_tpost, &peak, &credit_done);
 			if (rc < 0)
 				return rc;
+			got += rc;
 		}
 		if (rc == 0 && d->inline_progress)
 			iwarp_progress(d->ctx);
+		/* the sender keeps sending while we have receives posted */
+		rc = idle_step(d, &w, got, 1, d->rcq, d->send_credit ? d->scq : NULL);
+		if (rc < 0)
+			return rc;
 		if (o->progress_line && bw_now_ns() - last_prog > 250000000u) {
 			last_prog = bw_now_ns();
 			bw_progress(o, size, counted, tot);
