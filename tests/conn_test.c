@@ -741,6 +741,51 @@ START_TEST(test_remote_access_errors)
 }
 END_TEST
 
+/*
+ * The source of a Read deregistered while its Read Response is still being
+ * sent (RFC 5040 §8): every segment checks the STag again, so the responder
+ * sends a TERMINATE (RDMAP, remote protection, invalid STag) instead of
+ * reading memory the application gave back; the Read fails with
+ * REM_ACCESS_ERR.
+ */
+START_TEST(test_read_source_gone)
+{
+	struct iwarp_mr *src;
+	struct iwarp_wc wc[4];
+	struct neg_opts o;
+	struct pair p;
+	size_t before;
+
+	mem_start = iw_mem_outstanding();
+	neg_default(&o); /* 1448-octet FPDUs: 1 MiB is > CONN_TX_SLOTS FPDUs */
+	o.crc = _i;
+	pair_open(&p, &o, 900 + (uint64_t)_i);
+	p.chunk_mode = 2;
+	src = iwarp_reg_mr(p.b.pd, p.b.buf, 1 << 20, IWARP_ACCESS_REMOTE_READ);
+	ck_assert_ptr_nonnull(src);
+	ck_assert_int_eq(post_send(&p.a, 1, IWARP_WR_RDMA_READ, 0, 1 << 20,
+				   1 << 20, addr_of(&p.b, 0), src->rkey, 1),
+			 0);
+	ck_assert(pump_tx(&p, &p.a));          /* the Read Request */
+	ck_assert(pump_rx(&p, &p.a, &p.b));    /* accepted: source valid */
+	ck_assert(pump_tx(&p, &p.b));          /* the first FPDUs of it */
+	before = p.b.wire_len;
+	ck_assert_uint_lt(before, (size_t)1 << 20);
+	ck_assert_int_eq(iwarp_dereg_mr(src), 0);
+	pump(&p);
+	assert_terminated(&p, &p.b, &p.a, &o, IWARP_TERM_LAYER_RDMAP,
+			  IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
+			  IWARP_RDMAP_ECODE_INVALID_STAG, false);
+	/* nothing more of the response than what was framed before */
+	ck_assert_uint_lt(p.b.wire_len - before, 128);
+	ck_assert_int_eq(poll_all(&p.a, wc, 4), 1);
+	ck_assert_int_eq(wc[0].status, IWARP_WC_REM_ACCESS_ERR);
+	ck_assert_int_eq(wc[0].opcode, IWARP_WC_RDMA_READ);
+	pair_close(&p);
+	ck_assert_int_eq(iw_mem_outstanding(), mem_start);
+}
+END_TEST
+
 /* A Send with no receive posted: DDP untagged 0x02 (RFC 5041 §7). */
 START_TEST(test_send_no_rqe)
 {
@@ -1054,6 +1099,7 @@ Suite *conn_suite(void)
 	tcase_add_loop_test(tc, test_remote_access_errors, 0,
 			    (int)(sizeof(access_cases) /
 				  sizeof(access_cases[0])));
+	tcase_add_loop_test(tc, test_read_source_gone, 0, 2);
 	tcase_add_test(tc, test_send_no_rqe);
 	tcase_add_test(tc, test_send_too_long);
 	tcase_add_loop_test(tc, test_crc_error, 0, 4);

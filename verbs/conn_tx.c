@@ -167,34 +167,51 @@ one:
 	return true;
 }
 
-/* Frames the next FPDU of the Read Response at the IRQ head (RFC 5040 §4.5). */
-static bool conn_frame_response(struct qp_conn *c)
+/*
+ * Frames the next FPDU of the Read Response at the IRQ head (RFC 5040
+ * §4.5). The source was validated when the Read Request arrived, but the
+ * application may deregister it while the response is still being sent:
+ * every segment checks the STag again over its own range before its
+ * octets are read (RFC 5040 §8), so a stale source ends the stream with a
+ * TERMINATE instead of reading memory the application gave back. Returns
+ * 1, 0 on an internal failure, or the access error (< 0).
+ */
+static int conn_frame_response(struct qp_conn *c)
 {
 	struct conn_irq *e = &c->irq[c->irq_head & (c->irq_size - 1)];
 	struct conn_slot *sl;
 	struct ddp_seg seg;
 	struct iovec pay;
+	int rc;
 
 	if (!c->rs_active) {
 		if (ddp_seg_init_tagged(&c->rs_it, RDMAP_OP_READ_RESPONSE,
 					e->rr.sink_stag, e->rr.sink_to,
 					e->rr.size))
-			return false;
+			return 0;
 		c->rs_active = true;
 	}
 	if (ddp_seg_next(&c->rs_it, conn_mulpdu(c), &seg) != 1)
-		return false;
+		return 0;
+	if (seg.len) {
+		rc = mr_check_remote(c->ctx, e->rr.src_stag, c->pd,
+				     IWARP_ACCESS_REMOTE_READ,
+				     e->rr.src_to + seg.offset, seg.len, false,
+				     NULL);
+		if (rc)
+			return rc;
+	}
 	pay.iov_base = seg.len ? (void *)(uintptr_t)(e->src + seg.offset) :
 				 NULL;
 	pay.iov_len = seg.len;
 	sl = conn_frame(c, seg.hdr_bytes, seg.hdr_len, &pay, seg.len ? 1 : 0);
 	if (!sl)
-		return false;
+		return 0;
 	if (ddp_seg_done(&c->rs_it)) {
 		c->rs_active = false;
 		c->irq_head++;
 	}
-	return true;
+	return 1;
 }
 
 /* Frames the next FPDU of the SQ message in progress. */
@@ -393,7 +410,12 @@ static void conn_tx_fill(struct qp_conn *c)
 		 * DDP tagged messages do not interleave (RFC 5041 §5.1) */
 		sq_tagged = c->sq_active && c->sq_it.hdr.tagged;
 		if (!sq_tagged && (c->rs_active || c->irq_head != c->irq_tail)) {
-			if (!conn_frame_response(c))
+			rc = conn_frame_response(c);
+			if (rc < 0) {
+				conn_fail(c, rc, false);
+				return;
+			}
+			if (!rc)
 				goto internal;
 			continue;
 		}
