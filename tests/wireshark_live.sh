@@ -27,7 +27,9 @@
 #  - if every FPDU sits alone in its TCP segment (iwarp_decode tells where
 #    each FPDU starts; tshark gives each segment's sequence number and
 #    length), all the strict checks apply, markers included;
-#  - otherwise tshark can only be held to: no Bad CRC32, nothing malformed,
+#  - otherwise tshark can only be held to: no Bad CRC32 where an FPDU is
+#    alone in its segment (in shared segments it may misframe and print a
+#    Bad CRC32 for bytes that are no FPDU), nothing malformed,
 #    no unexpected expert item, M=1 both ways, and no more FPDUs than
 #    iwarp_decode found; iwarp_decode does the full validation (CRC,
 #    every marker, DDP/RDMAP) and its message counts must be exact.
@@ -137,7 +139,7 @@ stop_capture() {
 # run_capture NAME -- SERVER ARGS -- CLIENT ARGS: captures one run into
 # $work/NAME.pcapng. The server/client arguments may use @PORT@.
 run_capture() {
-	local name=$1 port i rc
+	local name=$1 port kport i rc
 	shift 2
 	local -a srv=() cli=()
 	while [ "$1" != "--" ]; do srv+=("$1"); shift; done
@@ -147,13 +149,23 @@ run_capture() {
 	srv=("${srv[@]//@PORT@/$port}")
 	cli=("${cli[@]//@PORT@/$port}")
 	cap=$work/$name.pcapng
-	"$DUMPCAP" -i lo -f "tcp port $port" -w "$cap" >"$work/$name.dumpcap" 2>&1 &
+	# a second, closed port in the filter: dumpcap prints "Capturing on"
+	# before its capture is live (a run once lost its MPA exchange), so
+	# we knock there (SYN, RST: no data, iwarp_decode's "no_data") until
+	# dumpcap has counted a packet
+	kport=$(free_port) || { cfail "no free TCP port"; return 1; }
+	"$DUMPCAP" -i lo -f "tcp port $port or tcp port $kport" -w "$cap" >"$work/$name.dumpcap" 2>&1 &
 	dump_pid=$!
 	if ! wait_for 20 capture_running "$work/$name.dumpcap" "$cap"; then
 		cfail "dumpcap did not start: $(cat "$work/$name.dumpcap")"
 		stop_capture
 		return 1
 	fi
+	for i in $(seq 50); do
+		grep -q 'Packets: [1-9]' "$work/$name.dumpcap" && break
+		timeout 1 bash -c ": </dev/tcp/127.0.0.1/$kport" 2>/dev/null || true
+		sleep 0.1
+	done
 	timeout "$RUN_TIMEOUT" "${srv[@]}" >"$work/$name.server" 2>&1 &
 	srv_pid=$!
 	if ! wait_for 20 port_listening "$port"; then
@@ -216,7 +228,12 @@ check_capture() {
 	good=$(grep -c 'Good CRC32' "$v" || true)
 	bad=$(grep -c 'Bad CRC32' "$v" || true)
 	malformed=$(grep -ci 'malformed' "$v" || true)
-	[ "$bad" -eq 0 ] || cfail "$bad Bad CRC32"
+	# with markers, tshark may also misframe a segment that holds several
+	# FPDUs and then print a Bad CRC32 for bytes that are no FPDU: the awk
+	# pass below fails a Bad CRC32 only where an FPDU is alone in its
+	# segment (the frames of the Bad CRC32 lines go to $name.badfr)
+	awk '/^Frame [0-9]+:/ { f = $2; sub(/:/, "", f) } /Bad CRC32/ { print f }' "$v" >"$work/$name.badfr"
+	[ "$bad" -eq 0 ] || [ "$markers" = 1 ] || cfail "$bad Bad CRC32"
 	[ "$malformed" -eq 0 ] || cfail "$malformed malformed"
 
 	timeout 120 "$TSHARK" "${TSHARK_OPTS[@]}" -r "$cap" -q -z expert >"$work/$name.expert" 2>&1 ||
@@ -258,7 +275,7 @@ check_capture() {
 	# JSON (one unit / connection object per line) and the expectation.
 	if ! awk -v markers="$markers" -v nconn="$nconn" -v good="$good" -f - \
 		"$work/$name.retrans" "$work/$name.fields" "$work/$name.json" \
-		"$work/$name.expect" <<'AWK'; then
+		"$work/$name.expect" "$work/$name.badfr" <<'AWK'; then
 function hexval(s,   c, v, i) {
 	s = tolower(s); sub(/^0x/, "", s); v = 0
 	for (i = 1; i <= length(s); i++)
@@ -327,6 +344,7 @@ file == 3 && /"kind":"iwarp"/ {
 		fail("iwarp_decode conn " c ": capture does not reach the close")
 	next
 }
+file == 5 { badfr[$1]++; next }
 file == 4 && NF == 0 { next }
 file == 4 {
 	split($0, e, " ")
@@ -360,6 +378,14 @@ END {
 		w = 2 + uul[u] + (4 - (2 + uul[u]) % 4) % 4 + 4 + 4 * umk[u]
 		if (seqof[ufr[u]] - 1 != uoff[u] || lenof[ufr[u]] != w)
 			shared[o]++
+		else
+			alone[ufr[u]] = 1
+	}
+	for (f in badfr) {
+		if (!markers || (f in alone))
+			fail("frame " f ": Bad CRC32 on an FPDU alone in its TCP segment")
+		else
+			misframed += badfr[f]
 	}
 	for (o = 1; o <= nts; o++) {
 		strict = !markers || !shared[o]
@@ -395,8 +421,10 @@ END {
 		if (markers && strict)
 			printf "  conn %d: markers: tshark %d, iwarp_decode %d\n", o, tsptr[o], dmk[o]
 	}
-	if (good != tsall)
+	if (good + misframed != tsall)
 		fail("tshark: " good " Good CRC32 for " tsall + 0 " FPDUs decoded")
+	if (misframed)
+		printf "  tshark misframed segments holding several FPDUs: %d Bad CRC32 on bytes that are no FPDU (iwarp_decode checked every CRC)\n", misframed
 	if (!markers && tsall != dall)
 		fail("tshark decoded " tsall + 0 " FPDUs, iwarp_decode found " dall + 0)
 	printf "  total: %d FPDUs (iwarp_decode), tshark decoded %d, Good CRC32 %d, TCP retransmissions %d\n", dall, tsall, good, nre
