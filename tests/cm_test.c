@@ -161,6 +161,25 @@ static void destroy(struct iwarp_cm_id *id)
 	ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
 }
 
+/* A raw TCP listener on 127.0.0.1 (ephemeral port): returns the fd, and
+ * the port in host order in *port. */
+static int raw_listen(uint16_t *port)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(lfd, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	*port = ntohs(sin.sin_port);
+	return lfd;
+}
+
 /* A raw TCP socket connected to 127.0.0.1:|port|. */
 static int raw_connect(uint16_t port)
 {
@@ -482,25 +501,18 @@ START_TEST(test_bad_responders)
 {
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
-	struct sockaddr_in sin;
+	uint16_t lport;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *c;
-	socklen_t len = sizeof(sin);
 	struct side s;
 	uint8_t buf[64];
 	int lfd, fd, round;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(lfd, 4), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	lfd = raw_listen(&lport);
 	attr_fast(&a);
 	side_open(&s, &a);
 	for (round = 0; round < 3; round++) {
-		c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+		c = client_to(&s, "127.0.0.1", lport);
 		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
 		fd = accept(lfd, NULL, NULL);
 		ck_assert_int_ge(fd, 0);
@@ -923,26 +935,18 @@ START_TEST(test_p2p_initiator_read_rtr_ord)
 	struct iwarp_context_attr a;
 	struct iwarp_conn_param cp;
 	struct iwarp_cm_event *ev;
-	struct sockaddr_in sin;
+	uint16_t lport;
 	struct iwarp_cm_id *c;
-	socklen_t len = sizeof(sin);
 	struct side s;
 	uint8_t buf[64];
 	int lfd, fd;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_ge(lfd, 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(lfd, 4), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	lfd = raw_listen(&lport);
 	attr_fast(&a);
 	a.p2p = IWARP_P2P_READ;
 	a.mpa_rep_timeout_ms = 2000;
 	side_open(&s, &a);
-	c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+	c = client_to(&s, "127.0.0.1", lport);
 	memset(&cp, 0, sizeof(cp)); /* IRD 0, ORD 0 */
 	ck_assert_int_eq(iwarp_cm_connect(c, &cp), 0);
 	fd = accept(lfd, NULL, NULL);
@@ -1009,9 +1013,8 @@ START_TEST(test_initiator_reply_terminate)
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
 	struct iwarp_cm_event *ev;
-	struct sockaddr_in sin;
+	uint16_t lport;
 	struct iwarp_cm_id *c;
-	socklen_t len = sizeof(sin);
 	struct side s;
 	uint8_t buf[64], want[64];
 	size_t wn = 0;
@@ -1045,19 +1048,12 @@ START_TEST(test_initiator_reply_terminate)
 		wn = iw_test_llp_term(want, 0x07, false, false);
 		break;
 	}
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_ge(lfd, 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(lfd, 4), 0);
-	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	lfd = raw_listen(&lport);
 	attr_fast(&a);
 	a.p2p = IWARP_P2P_WRITE;
 	a.mpa_rep_timeout_ms = 2000;
 	side_open(&s, &a);
-	c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+	c = client_to(&s, "127.0.0.1", lport);
 	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
 	fd = accept(lfd, NULL, NULL);
 	ck_assert_int_ge(fd, 0);
