@@ -20,3 +20,17 @@ wait_listen() {
 	done
 	return 1
 }
+
+# dumpcap_knock LOG PORT: dumpcap prints "Capturing on" before its capture
+# is live (a capture once began after the MPA exchange it was meant to
+# hold). Knocks on 127.0.0.1:PORT (a port in the capture filter: SYN and
+# RST or an empty connection, no data) until dumpcap's LOG counts a packet,
+# at most ~5 s.
+dumpcap_knock() {
+	_k=0
+	while [ $_k -lt 50 ] && ! grep -q 'Packets: [1-9]' "$1" 2>/dev/null; do
+		timeout 1 bash -c ": </dev/tcp/127.0.0.1/$2" 2>/dev/null || true
+		sleep 0.1
+		_k=$((_k + 1))
+	done
+}

@@ -41,6 +41,7 @@
 # or no permission to capture on lo. On failure the capture and the logs
 # are kept in $top_builddir/wireshark-live/<case>.*.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"   # dumpcap_knock
 
 builddir=${top_builddir:-.}
 TSHARK=${TSHARK:-$(command -v tshark || true)}
@@ -149,10 +150,8 @@ run_capture() {
 	srv=("${srv[@]//@PORT@/$port}")
 	cli=("${cli[@]//@PORT@/$port}")
 	cap=$work/$name.pcapng
-	# a second, closed port in the filter: dumpcap prints "Capturing on"
-	# before its capture is live (a run once lost its MPA exchange), so
-	# we knock there (SYN, RST: no data, iwarp_decode's "no_data") until
-	# dumpcap has counted a packet
+	# a second, closed port in the filter to knock on (testlib.sh
+	# dumpcap_knock; SYN, RST: iwarp_decode's "no_data")
 	kport=$(free_port) || { cfail "no free TCP port"; return 1; }
 	"$DUMPCAP" -i lo -f "tcp port $port or tcp port $kport" -w "$cap" >"$work/$name.dumpcap" 2>&1 &
 	dump_pid=$!
@@ -161,11 +160,7 @@ run_capture() {
 		stop_capture
 		return 1
 	fi
-	for i in $(seq 50); do
-		grep -q 'Packets: [1-9]' "$work/$name.dumpcap" && break
-		timeout 1 bash -c ": </dev/tcp/127.0.0.1/$kport" 2>/dev/null || true
-		sleep 0.1
-	done
+	dumpcap_knock "$work/$name.dumpcap" "$kport"
 	timeout "$RUN_TIMEOUT" "${srv[@]}" >"$work/$name.server" 2>&1 &
 	srv_pid=$!
 	if ! wait_for 20 port_listening "$port"; then

@@ -30,6 +30,7 @@ set -uo pipefail
 shopt -s extglob
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../testlib.sh"   # dumpcap_knock
 B=$(cd "${top_builddir:-.}" && pwd)
 OUT=${INTEROP_OUT:-$B/interop}
 PORT_BASE=${INTEROP_PORT_BASE:-21100}
@@ -170,16 +171,9 @@ cap_start() {   # cap_start PORT FILE
 		[ $i -gt 100 ] && { say "dumpcap did not start: $(cat "$2.log")"; return 1; }
 		sleep 0.1
 	done
-	# "Capturing on" comes before the (256 MiB) ring is live: a loopback
-	# capture once began after the case's MPA exchange. Knock on the port
-	# (nothing listens yet, or slirp accepts and the guest refuses) until
-	# dumpcap counts a packet; the knock is a data-less connection.
-	i=0
-	while [ $i -lt 30 ] && ! grep -q 'Packets: [1-9]' "$2.log" 2>/dev/null; do
-		timeout 1 bash -c ": </dev/tcp/127.0.0.1/$1" 2>/dev/null
-		sleep 0.1
-		i=$((i + 1))
-	done
+	# knock on the case's port until the capture is live (nothing
+	# listens yet, or slirp accepts and the guest refuses: no data)
+	dumpcap_knock "$2.log" "$1"
 }
 cap_stop() {
 	[ -n "$CAP_PID" ] || return 0
