@@ -153,13 +153,12 @@ def main(argv):
             if end > len(buf):
                 buf += p.payload[len(buf) - rel:]
                 order.append((rel, end, p))
-        streams[key] = (base, bytes(buf), order, gap, ps, segs)
         ends, m = frame_bounds(buf)
+        streams[key] = (base, bytes(buf), order, gap, ps, ends)
         if m:
             markers.add(key)
             markers.add((key[2], key[3], key[0], key[1]))
-    for key, (base, buf, order, gap, ps, segs) in streams.items():
-        ends, _ = frame_bounds(buf)
+    for key, (base, buf, order, gap, ps, ends) in streams.items():
         tmpl = next((p for p in ps if p.payload), None)
         aligned = ends is not None and key not in markers and tmpl is not None
         if gap is not None:
