@@ -410,19 +410,27 @@ void st_check_fill(const uint8_t *p, size_t len, uint8_t v)
 			      i, p[i], v);
 }
 
+/* One receive WR of [addr, addr+len) in |mr| (no SGE without an MR). */
+static void recv_wr_fill(struct iwarp_recv_wr *wr, struct iwarp_sge *sge,
+			 uint64_t wr_id, struct iwarp_mr *mr, void *addr,
+			 uint32_t len)
+{
+	sge->addr = (uintptr_t)addr;
+	sge->length = len;
+	sge->lkey = mr ? mr->lkey : 0;
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = mr ? 1 : 0;
+}
+
 int st_post_recv(struct iwarp_qp *qp, uint64_t wr_id, struct iwarp_mr *mr,
 		 void *addr, uint32_t len)
 {
 	struct iwarp_recv_wr wr, *bad;
 	struct iwarp_sge sge;
 
-	sge.addr = (uintptr_t)addr;
-	sge.length = len;
-	sge.lkey = mr ? mr->lkey : 0;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = mr ? 1 : 0;
+	recv_wr_fill(&wr, &sge, wr_id, mr, addr, len);
 	return iwarp_post_recv(qp, &wr, &bad);
 }
 
@@ -432,13 +440,7 @@ int st_post_srq_recv(struct iwarp_srq *srq, uint64_t wr_id,
 	struct iwarp_recv_wr wr, *bad;
 	struct iwarp_sge sge;
 
-	sge.addr = (uintptr_t)addr;
-	sge.length = len;
-	sge.lkey = mr ? mr->lkey : 0;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = mr ? 1 : 0;
+	recv_wr_fill(&wr, &sge, wr_id, mr, addr, len);
 	return iwarp_post_srq_recv(srq, &wr, &bad);
 }
 
