@@ -5,8 +5,9 @@
  * when completions are ready (in IWARP_PROGRESS_INLINE mode it first drives
  * the engine). |count| is also published with release stores so that an
  * empty poll is one acquire load, without the lock the engine thread needs
- * to push (a spinning application would otherwise contend with it). A full ring is an overflow: the CQ raises IWARP_EVENT_CQ_ERR
- * once and drops further completions; those already queued stay pollable.
+ * to push (a spinning application would otherwise contend with it). A full
+ * ring is an overflow: the CQ raises IWARP_EVENT_CQ_ERR once and drops
+ * further completions; those already queued stay pollable.
  */
 #include "config.h"
 
