@@ -32,6 +32,9 @@ job() {         # job ID TMO CMD: runs in the background
 	wait $!
 	rc=$?
 	sed "s/^/G[$1] /" "/tmp/job.$1.out"
+	# what the kernel said meanwhile (siw's "crc error. in: ..., own ...",
+	# iw_cm warnings), so a failed case shows siw's view next to ours
+	dmesg -c 2>/dev/null | sed "s/^/G[$1] kernel: /"
 	[ "$rc" = 137 ] && [ ! -e "/tmp/job.$1.killed" ] && rc=124
 	echo "AGENT-DONE $1 $rc"
 }
@@ -45,6 +48,7 @@ kill_tree() {   # kill_tree SIG PID: PID's descendants first, then PID
 	kill -s "$1" "$2" 2>/dev/null
 }
 
+dmesg -c >/dev/null 2>&1   # boot messages: jobs report only their own
 echo "AGENT-READY"
 while IFS= read -r line; do
 	set -f
