@@ -18,8 +18,14 @@ interop_files = \
 	tests/interop/guest-agent.sh \
 	tests/interop/verify-capture.sh \
 	tests/interop/split-pcap.py \
-	tests/interop/realign-pcap.py
+	tests/interop/realign-pcap.py \
+	tests/interop/siw-trailer-check.py
 dist_noinst_SCRIPTS += $(interop_files)
+
+# The matrix re-runs a siw CRC error only when siw-trailer-check.py proves
+# it is siw misreading a split trailer; that proof is tested in make check.
+TESTS += tests/siw_trailer_check.sh
+dist_check_SCRIPTS += tests/siw_trailer_check.sh
 EXTRA_DIST += tests/interop/README.md tests/interop/pcapio.py
 
 # INTEROP_CASES: optional case globs, e.g. make check-interop INTEROP_CASES='ping-hc-*'
