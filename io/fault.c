@@ -1,7 +1,8 @@
 /*
  * io/fault.c: a fault-injecting backend wrapped around any backend:
  * short reads and writes, an error on the Nth operation, a flipped byte at
- * a receive stream offset, a connection cut after N bytes.
+ * a receive stream offset, a connection cut after N bytes, a receiver that
+ * stops reading after N bytes.
  */
 #include "config.h"
 
@@ -26,6 +27,7 @@ struct fault_be {
 	bool rx_fake, tx_fake; /* an injected completion is pending */
 	ssize_t rx_fake_res, tx_fake_res;
 	bool tx_cut_done;
+	bool rx_stalled; /* a recv is held at stall_rx_after */
 	bool dying;
 	bool in_work; /* inside fault_work: destroy must not free */
 	struct engine_work work; /* delivers injected completions */
@@ -42,6 +44,7 @@ void io_fault_cfg_init(struct io_fault_cfg *cfg)
 	cfg->cut_rx_after = IO_FAULT_NEVER;
 	cfg->cut_tx_after = IO_FAULT_NEVER;
 	cfg->cut_err = -ECONNRESET;
+	cfg->stall_rx_after = IO_FAULT_NEVER;
 }
 
 static uint64_t fault_rand(struct fault_be *f)
@@ -161,7 +164,13 @@ static int fault_recv(struct io_backend *be, const struct iovec *iov, int cnt)
 		return fault_inject(f, true, f->cfg.fail_err);
 	if (f->rx_off >= f->cfg.cut_rx_after)
 		return fault_inject(f, true, f->cfg.cut_err);
+	if (f->rx_off >= f->cfg.stall_rx_after) {
+		f->rx_stalled = true; /* completes at cancel */
+		return 0;
+	}
 	max = f->cfg.cut_rx_after - f->rx_off;
+	if (f->cfg.stall_rx_after - f->rx_off < max)
+		max = f->cfg.stall_rx_after - f->rx_off;
 	if (f->cfg.short_rx) {
 		uint64_t total = iov_total(iov, cnt);
 
@@ -215,6 +224,10 @@ static void fault_cancel(struct io_backend *be)
 {
 	struct fault_be *f = (struct fault_be *)be;
 
+	if (f->rx_stalled) {
+		f->rx_stalled = false;
+		(void)fault_inject(f, true, -ECANCELED);
+	}
 	f->inner->ops->cancel(f->inner);
 }
 

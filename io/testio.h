@@ -38,6 +38,7 @@ struct io_fault_cfg {
 	uint64_t cut_rx_after;  /* after this many received bytes, recv completes with cut_err */
 	uint64_t cut_tx_after;  /* after this many sent bytes: FIN to the peer, sends fail */
 	int cut_err;            /* recv result after the cut: 0 = EOF or -errno; default -ECONNRESET */
+	uint64_t stall_rx_after; /* after this many received bytes, recv never completes until cancel (-ECANCELED): a peer that stopped reading */
 };
 
 /* Fills |cfg| with "inject nothing" (offsets and counts IO_FAULT_NEVER). */
