@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "iwarp/iwarp.h"
 #include "stack_harness.h"
@@ -19,6 +20,7 @@
 #include "testutil.h"
 #include "util/bytes.h"
 #include "util/mem.h"
+#include "verbs/conn.h"
 
 #define AREA (64 * 1024)
 #define NMSG 24
@@ -415,6 +417,84 @@ START_TEST(test_flip)
 }
 END_TEST
 
+/*
+ * Side 1 stops reading, side 0's 1 MiB Write fills the pipe, then side 0
+ * receives a Send with a bad CRC: its TERMINATE can never be taken by the
+ * transport. The QP must still go to ERR (CONN_TERM_LINGER_MS later) with
+ * the CRC cause, the async event and the Write flushed, not wait for a
+ * reader that never comes.
+ */
+START_TEST(test_term_unsent)
+{
+	long base = iw_mem_outstanding();
+	struct sp_pair *p = calloc(1, sizeof(*p));
+	int rw = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE;
+	struct iwarp_async_event ev;
+	struct iwarp_qp_attr at;
+	struct iwarp_wc wc;
+	struct st_buf b[2];
+	struct sp_opts o;
+	uint64_t t0;
+
+	memset(&o, 0, sizeof(o));
+	o.crc = true;
+	o.pipe_cap = 16384;
+	o.fault[1] = true;
+	io_fault_cfg_init(&o.cfg[1]);
+	o.cfg[1].stall_rx_after = 4096;
+	o.fault[0] = true;
+	io_fault_cfg_init(&o.cfg[0]);
+	o.cfg[0].flip_rx_off = 40; /* in the payload of side 1's Send */
+	sp_open(p, &o);
+	st_buf_reg(&b[0], p->pd, 1u << 20, rw);
+	st_buf_reg(&b[1], p->pd, 1u << 20, rw);
+	ck_assert_int_eq(st_post_recv(p->s[0].qp, 7, b[0].mr, b[0].p, 4096),
+			 0);
+	ck_assert_int_eq(st_post_send(p->s[0].qp, 1, IWARP_WR_RDMA_WRITE,
+				      IWARP_SEND_SIGNALED, b[0].mr, b[0].p,
+				      1u << 20, (uintptr_t)b[1].p,
+				      b[1].mr->rkey, 0),
+			 0);
+	/* side 0's transmit stalls at side 1's 4 KiB + the pipe's 16 KiB */
+	t0 = st_now_ms();
+	while (sp_captured(p, 0, NULL, 0) < 16384 + 4096 &&
+	       st_now_ms() - t0 < ST_WAIT_MS)
+		usleep(1000);
+	ck_assert_uint_eq(sp_captured(p, 0, NULL, 0), 16384 + 4096);
+	t0 = st_now_ms();
+	ck_assert_int_eq(st_post_send(p->s[1].qp, 2, IWARP_WR_SEND,
+				      IWARP_SEND_SIGNALED, b[1].mr, b[1].p, 64,
+				      0, 0, 0),
+			 0);
+	ck_assert(sp_wait_closed(p, 0, ST_WAIT_MS));
+	ck_assert_uint_ge(st_now_ms() - t0, CONN_TERM_LINGER_MS / 2);
+	ck_assert(p->s[0].have_cause);
+	ck_assert_uint_eq(p->s[0].cause.layer, IWARP_TERM_LAYER_LLP);
+	ck_assert_uint_eq(p->s[0].cause.etype, IWARP_LLP_ETYPE_MPA);
+	ck_assert_uint_eq(p->s[0].cause.ecode, IWARP_LLP_ECODE_CRC);
+	ck_assert_int_eq(p->s[0].qp->state, IWARP_QPS_ERR);
+	ck_assert(st_async_wait(p->ctx, &ev, ST_WAIT_MS));
+	ck_assert_int_eq(ev.event_type, IWARP_EVENT_QP_FATAL);
+	ck_assert_uint_eq(ev.term.ecode, IWARP_LLP_ECODE_CRC);
+	/* the damaged Send is not delivered; the receive and the Write end */
+	ck_assert_int_eq(st_poll(&p->s[0].cq, &wc, 1, ST_WAIT_MS), 1);
+	ck_assert_uint_ne(wc.status, IWARP_WC_SUCCESS);
+	ck_assert_int_eq(st_poll(&p->s[0].cq, &wc, 1, ST_WAIT_MS), 1);
+	ck_assert_uint_ne(wc.status, IWARP_WC_SUCCESS);
+	/* side 1 never read the TERMINATE: end it by hand */
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IWARP_QPS_ERR;
+	ck_assert_int_eq(iwarp_modify_qp(p->s[1].qp, &at, IWARP_QP_STATE), 0);
+	ck_assert(sp_wait_closed(p, 1, ST_WAIT_MS));
+	drain_async(p);
+	st_buf_free(&b[0]);
+	st_buf_free(&b[1]);
+	sp_close(p);
+	free(p);
+	st_wait_mem(base);
+}
+END_TEST
+
 static Suite *stack_fault_suite(void)
 {
 	Suite *s = suite_create("stack_fault");
@@ -424,6 +504,7 @@ static Suite *stack_fault_suite(void)
 	tcase_add_loop_test(tc, test_short_io, 0, 4);
 	tcase_add_loop_test(tc, test_cut_random, 0, 6);
 	tcase_add_loop_test(tc, test_flip, 0, 2);
+	tcase_add_test(tc, test_term_unsent);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -87,6 +87,9 @@ struct endpoint;
 #define CONN_MARKER_FPDU 4096u  /* FPDU cap with markers (bounds the iovecs) */
 #define CONN_FPDU_DEFAULT 1448u /* fpdu_max 0 and no MSS known */
 #define CONN_TERM_BODY (RDMAP_TERM_MAX_LEN - DDP_UNTAGGED_HDR_LEN) /* 52 */
+/* How long a queued TERMINATE may wait for TCP to take it (a peer that
+ * stopped reading) before the QP goes to ERR without it. */
+#define CONN_TERM_LINGER_MS 1000u
 
 /*
  * Called once when the connection is over, after the QP moved to ERR (all
@@ -106,6 +109,9 @@ struct qp_conn_io {
 	void (*kick_tx)(void *io_arg);
 	/* send FIN once everything offered was sent (after a TERMINATE). */
 	void (*shutdown)(void *io_arg);
+	/* a TERMINATE is queued: call qp_conn_term_expired after
+	 * CONN_TERM_LINGER_MS unless the connection ended before (optional). */
+	void (*term_queued)(void *io_arg);
 };
 
 /* Connection state. */
@@ -303,6 +309,13 @@ void qp_conn_sq_kick(struct qp_conn *conn);
  * the conn no longer touches the QP).
  */
 void qp_conn_app_state(struct qp_conn *conn, enum iwarp_qp_state state);
+
+/*
+ * The TERMINATE queued CONN_TERM_LINGER_MS ago has still not been taken by
+ * TCP (the peer does not read): end the connection without it, as when the
+ * stream is lost (QP to ERR, WRs flushed, on_close). No-op otherwise.
+ */
+void qp_conn_term_expired(struct qp_conn *conn);
 
 /* True when tx_iov would offer octets (diagnostics, drivers). */
 bool qp_conn_tx_pending(const struct qp_conn *conn);

@@ -24,6 +24,7 @@ struct conn_glue {
 	struct endpoint *ep;
 	struct engine *eng;
 	struct engine_work doorbell; /* post_send -> drain the SQ */
+	struct engine_timer term;    /* a queued TERMINATE's deadline */
 	bool dead;                   /* conn gone; free when the doorbell ran */
 };
 
@@ -74,9 +75,26 @@ static void glue_shutdown(void *arg)
 	ep_shutdown(g->ep);
 }
 
+static void glue_term_expired(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	qp_conn_term_expired(g->conn);
+}
+
+static void glue_term_queued(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	/* -ENOMEM: no deadline; the TERMINATE still leaves when TCP can */
+	(void)engine_timer_start(g->eng, &g->term, CONN_TERM_LINGER_MS,
+				 glue_term_expired, g);
+}
+
 static const struct qp_conn_io glue_io = {
 	.kick_tx = glue_kick_tx,
 	.shutdown = glue_shutdown,
+	.term_queued = glue_term_queued,
 };
 
 /* Doorbell work item (engine thread): new WQEs were posted. */
@@ -100,6 +118,7 @@ static void glue_free(struct qp_conn *conn)
 	conn->glue_free = NULL;
 	if (!g)
 		return;
+	engine_timer_cancel(g->eng, &g->term);
 	ep_close(g->ep);
 	/* a doorbell still queued frees the glue when it runs */
 	if (atomic_load(&g->doorbell.queued))
@@ -121,6 +140,7 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	g->ep = ep;
 	g->eng = ep_engine(ep);
 	engine_work_init(&g->doorbell, glue_doorbell, g);
+	engine_timer_init(&g->term);
 	if (!conn->fpdu_max) {
 		/* FPDU <= MSS, a multiple of 8 as siw (RFC-FACTS §0.4) */
 		mss = ep_mss(ep);

@@ -27,6 +27,17 @@ static void conn_start_term(struct qp_conn *c)
 		conn_tx_drop_unsent(c);
 	if (c->io && c->io->kick_tx)
 		c->io->kick_tx(c->io_arg);
+	/* RFC 5040 §5.4 asks for the TERMINATE to be sent "if possible";
+	 * it must not keep the QP out of ERR when the peer stopped reading */
+	if (c->state == CONN_TERM && c->io && c->io->term_queued)
+		c->io->term_queued(c->io_arg);
+}
+
+void qp_conn_term_expired(struct qp_conn *c)
+{
+	if (c->state != CONN_TERM)
+		return;
+	conn_finish(c, c->close_err, true);
 }
 
 void conn_fail(struct qp_conn *c, int err, bool attach)
