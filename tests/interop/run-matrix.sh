@@ -22,7 +22,7 @@
 # 127.0.0.1, BASE+500.. for host servers; BASE+400.. and BASE+900.. are
 # spares for re-runs), INTEROP_KEEP, INTEROP_RETRY (default 2: a failed run
 # is run again up to twice on spare ports, every attempt reported; 0: no
-# re-run), INTEROP_SIW_TRAILER_RETRY (default 4: re-runs of runs that
+# re-run), INTEROP_SIW_TRAILER_RETRY (default 8: re-runs of runs that
 # ended in siw's CRC error, each proven from its capture to be siw
 # misreading a split MPA trailer, README),
 # INTEROP_FPDU_MAX (default 1440, see IWARP_FPDU_MAX below), TSHARK,
@@ -38,7 +38,7 @@ OUT=${INTEROP_OUT:-$B/interop}
 PORT_BASE=${INTEROP_PORT_BASE:-21100}
 KEEP=${INTEROP_KEEP:-0}
 RETRY=${INTEROP_RETRY:-2}
-SIW_TRAILER_RETRY=${INTEROP_SIW_TRAILER_RETRY:-4}
+SIW_TRAILER_RETRY=${INTEROP_SIW_TRAILER_RETRY:-8}
 TSHARK=${TSHARK:-tshark}
 # Our tools size FPDUs by their socket's MSS (RFC 5044 §4: MULPDU from the
 # EMSS), but slirp ends our TCP on loopback (MSS 65483) and re-sends on the
@@ -446,9 +446,9 @@ run_group() {   # run_group GROUP INDEX...
 	# spare ports for re-runs (RETRY): forwarded ones for guest servers
 	local gi=0 k spare_hc=() spare_gc=() retries=0
 	for k in "${!GROUPS_ORDER[@]}"; do [ "${GROUPS_ORDER[$k]}" = "$group" ] && gi=$k; done
-	for k in 0 1 2 3 4 5 6 7 8 9; do
-		spare_hc+=($((PORT_BASE + 400 + gi * 10 + k)))
-		spare_gc+=($((PORT_BASE + 900 + gi * 10 + k)))
+	for ((k = 0; k < 20; k++)); do
+		spare_hc+=($((PORT_BASE + 400 + gi * 20 + k)))
+		spare_gc+=($((PORT_BASE + 900 + gi * 20 + k)))
 		fw+=(-p "${spare_hc[$k]}")
 	done
 	[ ${#fw[@]} -gt 0 ] || fw=(-p none)
