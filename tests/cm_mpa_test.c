@@ -244,10 +244,47 @@ START_TEST(test_initiator_rejected)
 }
 END_TEST
 
+/* An MPA Request or Reply frame, rev 2 = enhanced (RFC 6581 §5). */
+static size_t build_frame(uint8_t *out, size_t cap, enum mpa_rr_kind kind,
+			  uint8_t rev, bool c, bool m, uint16_t ird,
+			  uint16_t ord, bool p2p, uint8_t rtr, const char *pd)
+{
+	struct mpa_rr rr;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.kind = kind;
+	rr.rev = rev;
+	rr.enhanced = rev == 2;
+	rr.c = c;
+	rr.m = m;
+	rr.ird = ird;
+	rr.ord = ord;
+	rr.p2p = p2p;
+	rr.rtr = rtr;
+	rr.pdata = (const uint8_t *)pd;
+	rr.pdata_len = pd ? strlen(pd) : 0;
+	return build_rr(out, cap, &rr);
+}
+
+static size_t build_request(uint8_t *out, size_t cap, uint8_t rev, bool c,
+			    bool m, uint16_t ird, uint16_t ord, bool p2p,
+			    uint8_t rtr, const char *pd)
+{
+	return build_frame(out, cap, MPA_RR_REQUEST, rev, c, m, ird, ord, p2p,
+			   rtr, pd);
+}
+
+/* An enhanced Reply with these flags and values, no private data. */
+static size_t build_reply(uint8_t *out, size_t cap, bool c, bool m,
+			  uint16_t ird, uint16_t ord, bool p2p, uint8_t rtr)
+{
+	return build_frame(out, cap, MPA_RR_REPLY, 2, c, m, ird, ord, p2p, rtr,
+			   NULL);
+}
+
 START_TEST(test_initiator_bad_replies)
 {
 	static struct feed_ctx f;
-	struct mpa_rr rr;
 	uint8_t in[128];
 	size_t n;
 
@@ -264,27 +301,20 @@ START_TEST(test_initiator_bad_replies)
 	ck_assert_int_eq(f.m.state, CM_MPA_S_FAILED);
 
 	/* a Request where the Reply belongs */
-	memset(&rr, 0, sizeof(rr));
-	rr.kind = MPA_RR_REQUEST;
-	rr.rev = 2;
-	rr.enhanced = true;
-	n = build_rr(in, sizeof(in), &rr);
+	n = build_request(in, sizeof(in), 2, false, false, 0, 0, false, 0,
+			  NULL);
 	f.expect_rc = IWARP_ERR_MPA_KEY;
 	iw_test_feed_splits(&fc_ops, &f, in, n);
 
 	/* a rev 1 Reply to our enhanced Request */
-	memset(&rr, 0, sizeof(rr));
-	rr.kind = MPA_RR_REPLY;
-	rr.rev = 1;
-	n = build_rr(in, sizeof(in), &rr);
+	n = build_frame(in, sizeof(in), MPA_RR_REPLY, 1, false, false, 0, 0,
+			false, 0, NULL);
 	f.expect_rc = IWARP_ERR_MPA_REQ_REP;
 	iw_test_feed_splits(&fc_ops, &f, in, n);
 
 	/* CRC required, the Reply has C=0 */
 	f.p.crc = MPA_CRC_REQUIRE;
-	rr.rev = 2;
-	rr.enhanced = true;
-	n = build_rr(in, sizeof(in), &rr);
+	n = build_reply(in, sizeof(in), false, false, 0, 0, false, 0);
 	f.expect_rc = IWARP_ERR_MPA_CRC_REQUIRED;
 	iw_test_feed_splits(&fc_ops, &f, in, n);
 
@@ -327,27 +357,6 @@ START_TEST(test_initiator_timeout)
 END_TEST
 
 /* ---- responder ---- */
-
-static size_t build_request(uint8_t *out, size_t cap, uint8_t rev, bool c,
-			    bool m, uint16_t ird, uint16_t ord, bool p2p,
-			    uint8_t rtr, const char *pd)
-{
-	struct mpa_rr rr;
-
-	memset(&rr, 0, sizeof(rr));
-	rr.kind = MPA_RR_REQUEST;
-	rr.rev = rev;
-	rr.enhanced = rev == 2;
-	rr.c = c;
-	rr.m = m;
-	rr.ird = ird;
-	rr.ord = ord;
-	rr.p2p = p2p;
-	rr.rtr = rtr;
-	rr.pdata = (const uint8_t *)pd;
-	rr.pdata_len = pd ? strlen(pd) : 0;
-	return build_rr(out, cap, &rr);
-}
 
 START_TEST(test_responder_request_splits)
 {
@@ -750,25 +759,6 @@ static void tc_check(void *arg, int rc)
 
 static const struct iw_test_rx_ops tc_ops = {fc_reset, fc_feed, tc_check};
 
-/* An enhanced Reply (RFC 6581 §5) with these flags and values. */
-static size_t build_reply(uint8_t *out, size_t cap, bool c, bool m,
-			  uint16_t ird, uint16_t ord, bool p2p, uint8_t rtr)
-{
-	struct mpa_rr rr;
-
-	memset(&rr, 0, sizeof(rr));
-	rr.kind = MPA_RR_REPLY;
-	rr.rev = 2;
-	rr.enhanced = true;
-	rr.c = c;
-	rr.m = m;
-	rr.ird = ird;
-	rr.ord = ord;
-	rr.p2p = p2p;
-	rr.rtr = rtr;
-	return build_rr(out, cap, &rr);
-}
-
 /*
  * Initiator, RFC-FACTS §1.2 (siw_proc_mpareply): a well-formed Reply whose
  * negotiation fails is answered with TERMINATE LLP/MPA: 0x07 no matching
@@ -830,10 +820,8 @@ START_TEST(test_initiator_reply_term)
 	t.crc = false;
 	iw_test_feed_splits(&tc_ops, &t, in, n);
 	/* a rev 1 Reply to our enhanced Request: 0x04 */
-	memset(&rr, 0, sizeof(rr));
-	rr.kind = MPA_RR_REPLY;
-	rr.rev = 1;
-	n = build_rr(in, sizeof(in), &rr);
+	n = build_frame(in, sizeof(in), MPA_RR_REPLY, 1, false, false, 0, 0,
+			false, 0, NULL);
 	t.f.expect_rc = IWARP_ERR_MPA_REQ_REP;
 	iw_test_feed_splits(&tc_ops, &t, in, n);
 	/* CRC required, the Reply has C=0: 0x04, CRC on (our C=1) */
