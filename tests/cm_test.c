@@ -808,6 +808,36 @@ static void raw_read_all(int fd, uint8_t *buf, size_t len)
 }
 
 /*
+ * Server side of a raw initiator: opens |srv| with |a|, listens on
+ * 127.0.0.1, connects a raw socket that sends the |len|-octet MPA Request
+ * |req|, takes the CONNECT_REQUEST, creates its QP and accepts with |cp|
+ * (NULL: defaults). Returns the raw socket; *|l| and *|sid| the ids.
+ */
+static int raw_request_accept(struct side *srv,
+			      const struct iwarp_context_attr *a,
+			      const uint8_t *req, size_t len,
+			      const struct iwarp_conn_param *cp,
+			      struct iwarp_cm_id **l, struct iwarp_cm_id **sid)
+{
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_cm_event *ev;
+	uint16_t port;
+	int fd;
+
+	side_open(srv, a);
+	*l = listen_on(srv, "127.0.0.1", &port);
+	fd = raw_connect(port);
+	ck_assert_int_eq(send(fd, req, len, 0), (ssize_t)len);
+	ev = expect_ev(srv->ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	*sid = ev->id;
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	qp_attr(srv, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(*sid, srv->pd, &qa), 0);
+	ck_assert_int_eq(iwarp_cm_accept(*sid, cp), 0);
+	return fd;
+}
+
+/*
  * RFC 6581 §9.2 / §7, siw as initiator (interop capture): the responder is
  * configured with p2p=write locally (_i 2, 3) or p2p=read (_i 0, 1),
  * which must not matter. _i 0..2: the initiator offers Write and Read RTR
@@ -847,13 +877,11 @@ START_TEST(test_p2p_responder_negotiated_rtr)
 	size_t rtr_len = read ? sizeof(rd_rtr) : sizeof(wr_rtr);
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
-	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *sid;
 	struct side srv;
 	uint8_t rep[sizeof(rep_want)], rr[20];
-	uint16_t port;
 	size_t i;
 	int fd;
 
@@ -866,18 +894,8 @@ START_TEST(test_p2p_responder_negotiated_rtr)
 	a.p2p = _i >= 2 ? IWARP_P2P_WRITE : IWARP_P2P_READ; /* local config */
 	a.mpa_req_timeout_ms = 2000;
 	a.mpa_rep_timeout_ms = 2000;
-	side_open(&srv, &a);
-	l = listen_on(&srv, "127.0.0.1", &port);
-	fd = raw_connect(port);
-	ck_assert_int_eq(send(fd, req, sizeof(req), 0), (ssize_t)sizeof(req));
-
-	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_REQUEST);
-	sid = ev->id;
-	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(&srv, &qa);
-	ck_assert_int_eq(iwarp_cm_create_qp(sid, srv.pd, &qa), 0);
 	memset(&cp, 0, sizeof(cp)); /* perftest Write test: IRD = ORD = 0 */
-	ck_assert_int_eq(iwarp_cm_accept(sid, &cp), 0);
+	fd = raw_request_accept(&srv, &a, req, sizeof(req), &cp, &l, &sid);
 
 	raw_read_all(fd, rep, sizeof(rep));
 	ck_assert_mem_eq(rep, rep_want, sizeof(rep));
@@ -1110,14 +1128,12 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 	};
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
-	struct iwarp_qp_init_attr qa;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *sid;
 	struct side srv;
 	uint8_t rep[24], want[64], term[28];
 	const uint8_t *first = send1;
 	size_t first_len = sizeof(send1), wn = 0;
-	uint16_t port;
 	int fd, status = IWARP_ERR_MPA_RTR;
 
 	switch (_i) {
@@ -1144,16 +1160,7 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 	attr_fast(&a);
 	a.mpa_req_timeout_ms = 2000;
 	a.mpa_rep_timeout_ms = 2000;
-	side_open(&srv, &a);
-	l = listen_on(&srv, "127.0.0.1", &port);
-	fd = raw_connect(port);
-	ck_assert_int_eq(send(fd, req, sizeof(req), 0), (ssize_t)sizeof(req));
-	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_REQUEST);
-	sid = ev->id;
-	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(&srv, &qa);
-	ck_assert_int_eq(iwarp_cm_create_qp(sid, srv.pd, &qa), 0);
-	ck_assert_int_eq(iwarp_cm_accept(sid, NULL), 0);
+	fd = raw_request_accept(&srv, &a, req, sizeof(req), NULL, &l, &sid);
 	raw_read_all(fd, rep, sizeof(rep));
 	ck_assert(!memcmp(rep, "MPA ID Rep Frame", 16));
 	ck_assert_uint_eq(rep[16] & 0x40, req[16] & 0x40); /* C echoed */
