@@ -72,15 +72,17 @@ c1=$(sed -n 1p "$TMP/layout" | cut -d' ' -f2)   # 1st FPDU's CRC word
 t2=$(sed -n 2p "$TMP/layout" | cut -d' ' -f1)   # 2nd trailer (after 2 pad)
 c2=$(sed -n 2p "$TMP/layout" | cut -d' ' -f2)
 
-# siw_mix CRCWORD K: what siw ends with for a 4-octet trailer cut after K
-# octets (second part copied to the start; a stale octet stays "00")
+# siw_mix CRCWORD K [PAD]: the word siw compares for a trailer of PAD
+# (default 0) zero octets and the CRC, cut K octets into the trailer: each
+# part copied to the start of the buffer; a stale octet stays "00"
 siw_mix() {
 	python3 -c '
 import struct, sys
 w = struct.pack("<I", int(sys.argv[1], 16)); k = int(sys.argv[2])
-buf = bytearray(4)
-buf[:k] = w[:k]; buf[:4 - k] = w[k:]
-print("%08x" % struct.unpack("<I", bytes(buf))[0])' "$1" "$2"
+pad = int(sys.argv[3]); tr = bytes(pad) + w
+buf = bytearray(len(tr))
+buf[:k] = tr[:k]; buf[:len(tr) - k] = tr[k:]
+print("%08x" % struct.unpack("<I", bytes(buf[pad:pad + 4]))[0])' "$1" "$2" "${3:-0}"
 }
 
 for k in 1 2 3; do
@@ -99,12 +101,7 @@ expect 1 "an own CRC that is not on the wire is not" \
 # then the CRC over it, so the word it compares (the 4 octets after the
 # pad's place) is the CRC's last 2 octets and 2 stale ones
 python3 "$TMP/gen.py" "$TMP/pad.pcap" "$t2" >/dev/null
-mix=$(python3 -c '
-import struct, sys
-w = struct.pack("<I", int(sys.argv[1], 16))
-buf = bytearray(6)
-buf[:2] = bytes(2); buf[:4] = w          # pad part, then the CRC to the start
-print("%08x" % struct.unpack("<I", bytes(buf[2:6]))[0])' "$c2")
+mix=$(siw_mix "$c2" 2 2)
 expect 0 "a cut between pad and CRC is explained" \
 	python3 "$CHECK" "$TMP/pad.pcap" "$mix" "$c2"
 expect 2 "bad arguments" python3 "$CHECK" "$TMP/pad.pcap" xyz "$c2"

@@ -1,8 +1,11 @@
-"""tests/interop/pcapio.py - the classic pcap reading shared by
-split-pcap.py and realign-pcap.py (Ethernet or raw IPv4 link types)."""
+"""tests/interop/pcapio.py - the classic pcap reading (Ethernet or raw IPv4
+link types) and MPA stream framing shared by split-pcap.py, realign-pcap.py
+and siw-trailer-check.py."""
 import struct
 
 LINKTYPES = (1, 101, 228)  # Ethernet, raw IP, raw IPv4
+KEY_REQ = b"MPA ID Req Frame"
+KEY_REP = b"MPA ID Rep Frame"
 
 
 def open_pcap(f):
@@ -53,3 +56,24 @@ def ipv4_tcp(linktype, data):
     if len(data) < off + 20 or data[off] >> 4 != 4 or data[off + 9] != 6:
         return None
     return off
+
+
+def frame_bounds(stream):
+    """(MPA frame end offsets of |stream|, M flag of its first frame); the
+    last offset is cut at the end of |stream|. (None, False) when |stream|
+    does not start with an MPA Request or Reply. With markers (M) the
+    offsets are not right: they do not skip the markers."""
+    if len(stream) < 20 or stream[:16] not in (KEY_REQ, KEY_REP):
+        return None, False
+    flags = stream[16]
+    pd_len = struct.unpack(">H", stream[18:20])[0]
+    ends = [20 + pd_len]
+    pos = ends[0]
+    while pos + 2 <= len(stream):
+        ulpdu = struct.unpack(">H", stream[pos:pos + 2])[0]
+        n = 2 + ulpdu
+        n += (-n) % 4
+        n += 4
+        pos += n
+        ends.append(min(pos, len(stream)))
+    return ends, bool(flags & 0x80)

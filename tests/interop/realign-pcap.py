@@ -34,14 +34,12 @@ import bisect
 import struct
 import sys
 
-from pcapio import LINKTYPES, ipv4_tcp, open_pcap, records
+from pcapio import LINKTYPES, frame_bounds, ipv4_tcp, open_pcap, records
 
 PACK = 16384
 # at most this many FPDUs per segment: tshark stops at its tree depth
 # (prefs gui.max_tree_depth) with a "malformed" assertion otherwise
 PACK_FPDUS = 8
-KEY_REQ = b"MPA ID Req Frame"
-KEY_REP = b"MPA ID Rep Frame"
 F_SYN, F_RST, F_FIN, F_ACK, F_PSH = 0x02, 0x04, 0x01, 0x10, 0x08
 
 
@@ -93,24 +91,6 @@ def read_pcap(path):
                      bytes(data[off + 16:off + 20]), dport)
             pkts.append(p)
         return hdr, e, pkts
-
-
-def frame_bounds(stream):
-    """MPA frame end offsets of |stream| (None: not MPA or markers)."""
-    if len(stream) < 20 or stream[:16] not in (KEY_REQ, KEY_REP):
-        return None, False
-    flags = stream[16]
-    pd_len = struct.unpack(">H", stream[18:20])[0]
-    ends = [20 + pd_len]
-    pos = ends[0]
-    while pos + 2 <= len(stream):
-        ulpdu = struct.unpack(">H", stream[pos:pos + 2])[0]
-        n = 2 + ulpdu
-        n += (-n) % 4
-        n += 4
-        pos += n
-        ends.append(min(pos, len(stream)))
-    return ends, bool(flags & 0x80)
 
 
 def main(argv):

@@ -28,10 +28,9 @@ guest's socket buffers can end.)
 import struct
 import sys
 
-from pcapio import ipv4_tcp, open_pcap, records
+from pcapio import frame_bounds, ipv4_tcp, open_pcap, records
 
 GUEST = bytes([10, 0, 2, 15])
-KEYS = (b"MPA ID Req Frame", b"MPA ID Rep Frame")
 
 
 def streams(path):
@@ -86,27 +85,24 @@ def siw_reads(trailer, cuts):
     return buf
 
 
-def check(stream, ends, want_in, want_own):
-    if len(stream) < 20 or stream[:16] not in KEYS:
-        return None
-    pos = 20 + struct.unpack(">H", stream[18:20])[0]
-    if stream[16] & 0x80:
-        return None               # markers: not framed here
-    cut_set = set(ends)
-    while pos + 2 <= len(stream):
-        n = 2 + struct.unpack(">H", stream[pos:pos + 2])[0]
-        pad = -n % 4
-        tr0 = pos + n             # trailer: pad + CRC
-        tr1 = tr0 + pad + 4
-        if tr1 > len(stream):
-            break
+def check(stream, seg_ends, want_in, want_own):
+    """(FPDU offset, cuts into its trailer, pad) of the FPDU explaining
+    siw's error, or None."""
+    ends, markers = frame_bounds(stream)
+    if ends is None or markers:
+        return None               # not MPA, or markers: not framed here
+    cut_set = set(seg_ends)
+    for pos, tr1 in zip(ends, ends[1:]):
+        tr0 = pos + 2 + struct.unpack(">H", stream[pos:pos + 2])[0]
+        pad = tr1 - tr0 - 4       # trailer: pad + CRC (RFC 5044 §4.1)
+        if pad != -(tr0 - pos) % 4:
+            break                 # the stream ends inside this FPDU
         if stream[tr1 - 4:tr1] == want_own:
             cuts = [c - tr0 for c in range(tr0 + 1, tr1) if c in cut_set]
             if cuts:
                 got = siw_reads(stream[tr0:tr1], cuts)[pad:pad + 4]
                 if all(g is None or g == w for g, w in zip(got, want_in)):
                     return (pos, cuts, pad)
-        pos = tr1
     return None
 
 
