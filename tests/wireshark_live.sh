@@ -51,7 +51,14 @@ BW=$builddir/tools/iwarp_bw
 DECODE=$builddir/tools/iwarp_decode
 # See tests/tshark_roundtrip.sh: Wireshark's RPC-over-RDMA heuristic claims
 # short Send payloads that are not RPC and flags them malformed itself.
-TSHARK_OPTS=(-n --disable-heuristic rpcrdma_iwarp)
+# iwarp_mpa is a TCP heuristic dissector in Wireshark 4.0, and by default
+# TCP hands a segment to the dissector registered for either port before
+# any heuristic: a live run's ports are random (ours) or ephemeral (the
+# kernel's), and when one is registered (44818 EtherNet/IP, 34980 EtherCAT,
+# 48898 ADS, ...; `tshark -G decodes`) that dissector takes the whole
+# connection and tshark sees no MPA at all. Try heuristics first (as
+# tests/interop/verify-capture.sh does).
+TSHARK_OPTS=(-n --disable-heuristic rpcrdma_iwarp -o tcp.try_heuristic_first:TRUE)
 RUN_TIMEOUT=${WIRESHARK_LIVE_TIMEOUT:-60}
 keepdir=$builddir/wireshark-live
 
@@ -99,8 +106,25 @@ port_listening() {
 	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
 		awk -v h="$hex" 'substr($2, length($2) - 4) == h && $4 == "0A" { f = 1 } END { exit !f }'
 }
+# A free TCP port that a Wireshark 4.0 dissector claims by port number
+# (see TSHARK_OPTS; without the heuristic-first option each of these
+# leaves the whole connection undecoded as MPA: 44818 EtherNet/IP, 48898
+# ADS, 57000 IRC, 34980 EtherCAT): the server port of the cases that set
+# SERVER_PORT_KIND=registered, so that every run proves tshark still finds
+# MPA there (kernel-chosen client ports land on such ports too, rarely).
+registered_port() {
+	local p
+	for p in 44818 48898 57000 34980; do
+		port_in_use "$p" || { echo "$p"; return 0; }
+	done
+	return 1
+}
 free_port() {
 	local i p
+	if [ "${1:-}" = registered ]; then
+		registered_port
+		return
+	fi
 	for i in $(seq 50); do
 		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
 		port_in_use "$p" || { echo "$p"; return 0; }
@@ -146,7 +170,8 @@ run_capture() {
 	while [ "$1" != "--" ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	port=$(free_port) || { cfail "no free TCP port"; return 1; }
+	port=$(free_port "${SERVER_PORT_KIND:-}") || { cfail "no free TCP port"; return 1; }
+	echo "  server port $port${SERVER_PORT_KIND:+ ($SERVER_PORT_KIND)}"
 	srv=("${srv[@]//@PORT@/$port}")
 	cli=("${cli[@]//@PORT@/$port}")
 	cap=$work/$name.pcapng
@@ -506,7 +531,7 @@ bw_expect() {
 
 A=127.0.0.1
 N=10
-run_case ping-crc 0 1 "$(ping_expect $N)" -- \
+SERVER_PORT_KIND=registered run_case ping-crc 0 1 "$(ping_expect $N)" -- \
 	"$PING" -s -a $A -p @PORT@ -C $N --crc -- \
 	"$PING" -c -a $A -p @PORT@ -C $N -S 1000 -V --crc
 # markers at both ends: Wireshark 4.0 assumes them both ways (see top)
