@@ -299,8 +299,9 @@ int bw_comm_wait_peer_close(struct bw_comm *c, int ms);
 /* Tears the control connection down. */
 void bw_comm_close(struct bw_comm *c);
 
-/* Makes the event channel |ch| non-blocking (bw_cm_wait needs it). 0 or < 0. */
-int bw_cm_channel_setup(struct iwarp_event_channel *ch);
+/* Makes |fd| non-blocking: a CM event channel (bw_cm_wait polls it) or a
+ * completion channel (the BW loops drain it). 0 or -errno. */
+int bw_fd_nonblock(int fd);
 
 /*
  * Waits up to |ms| for a CM event of type |want| on the non-blocking channel

@@ -162,12 +162,11 @@ int bw_poll_one(struct iwarp_cq *cq, int inline_progress, struct iwarp_wc *wc)
 	}
 }
 
-/* Makes |ch| non-blocking: bw_cm_wait polls it itself. 0 or -errno. */
-int bw_cm_channel_setup(struct iwarp_event_channel *ch)
+int bw_fd_nonblock(int fd)
 {
-	int fl = fcntl(ch->fd, F_GETFL);
+	int fl = fcntl(fd, F_GETFL);
 
-	if (fl < 0 || fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
 	return 0;
 }
@@ -397,7 +396,7 @@ int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx, const struct
 		fprintf(stderr, " iwarp_bw: iwarp_cm_create_event_channel: %s\n", iwarp_strerror(rc));
 		return rc;
 	}
-	rc = bw_cm_channel_setup(c->ch);
+	rc = bw_fd_nonblock(c->ch->fd);
 	if (rc) {
 		fprintf(stderr, " iwarp_bw: event channel: %s\n", iwarp_strerror(rc));
 		return rc;

@@ -3,7 +3,6 @@
  * through the CM the way perftest's create_rdma_cm_connection does.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,14 +40,9 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 	if (!d->mr)
 		goto fail;
 	if (o->cq_wait != BW_WAIT_SPIN && !o->latency && !d->inline_progress) {
-		int fl;
-
 		d->chan = iwarp_create_comp_channel(d->ctx);
-		if (!d->chan)
-			goto fail;
 		/* the BW loops poll(2) it and drain it without blocking */
-		fl = fcntl(d->chan->fd, F_GETFL);
-		if (fl < 0 || fcntl(d->chan->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		if (!d->chan || bw_fd_nonblock(d->chan->fd))
 			goto fail;
 	}
 	cqe = (o->tx_depth + 8) * d->n;
@@ -289,7 +283,7 @@ int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm
 	d->ch = iwarp_cm_create_event_channel();
 	if (!d->ch)
 		return errno ? -errno : -ENOMEM;
-	rc = bw_cm_channel_setup(d->ch);
+	rc = bw_fd_nonblock(d->ch->fd);
 	if (!rc && !o->server)
 		rc = data_listen(d, o);
 	if (rc)
