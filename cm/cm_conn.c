@@ -40,7 +40,7 @@
 #include "io/ep.h"
 #include "io/net.h"
 #include "util/mem.h"
-#include "verbs/conn.h"
+#include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
 
 static const struct ep_ops cm_ep_ops;

@@ -17,7 +17,7 @@
 
 #include "cm/cm_int.h"
 #include "util/mem.h"
-#include "verbs/conn.h"
+#include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
 
 /* Default listen backlog when the caller passes <= 0. */

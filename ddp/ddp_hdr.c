@@ -82,19 +82,3 @@ int ddp_hdr_check(const struct ddp_hdr *h)
 				 : IWARP_ERR_DDP_UNTAGGED_VERSION;
 	return 0;
 }
-
-size_t ddp_ulp_hdr_len(const uint8_t *first2, uint16_t ulpdu_len)
-{
-	size_t need;
-
-	if (ulpdu_len < 2)
-		return ulpdu_len;
-	if (first2[0] & DDP_CTRL_T)
-		need = DDP_TAGGED_HDR_LEN;
-	else if ((first2[1] & RDMAP_CTRL_OPCODE_MASK) ==
-		 DDP_RDMAP_OPCODE_READ_REQUEST)
-		need = DDP_UNTAGGED_HDR_LEN + DDP_RDMAP_READ_REQ_HDR_LEN;
-	else
-		need = DDP_UNTAGGED_HDR_LEN;
-	return need < ulpdu_len ? need : ulpdu_len;
-}

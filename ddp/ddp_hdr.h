@@ -77,12 +77,6 @@ size_t ddp_hdr_encode(uint8_t *out, const struct ddp_hdr *h);
  */
 int ddp_hdr_decode(struct ddp_hdr *h, const uint8_t *buf, size_t len);
 
-/* Length of the RDMA Read Request header after the untagged DDP header
- * (RFC 5040 §4.4): Sink STag(32) Sink TO(64) Size(32) Source STag(32)
- * Source TO(64). */
-#define DDP_RDMAP_READ_REQ_HDR_LEN 28
-/* RDMAP opcode of an RDMA Read Request (RFC 5040 §4.2). */
-#define DDP_RDMAP_OPCODE_READ_REQUEST 1
 
 /*
  * Checks the DDP fields of a decoded header |h| (RFC 5041 §4.2).
@@ -97,17 +91,5 @@ int ddp_hdr_decode(struct ddp_hdr *h, const uint8_t *buf, size_t len);
  * Returns 0, IWARP_ERR_DDP_TAGGED_VERSION or IWARP_ERR_DDP_UNTAGGED_VERSION.
  */
 int ddp_hdr_check(const struct ddp_hdr *h);
-
-/*
- * How many octets at the start of a ULPDU (DDP segment) of |ulpdu_len|
- * octets form the DDP+RDMAP header that a receiver must see before it can
- * place payload: 14 for a tagged segment (RFC 5041 §4.3), 18 untagged
- * (RFC 5041 §4.4), 18 + 28 = 46 for an untagged RDMA Read Request (opcode
- * 1 in the low nibble of octet 1; RFC 5040 §4.4). The result is clamped to
- * |ulpdu_len|. |first2| holds the first two octets of the ULPDU and is not
- * read when |ulpdu_len| < 2 (the result is then |ulpdu_len|).
- * The MPA deframer calls this through a callback.
- */
-size_t ddp_ulp_hdr_len(const uint8_t *first2, uint16_t ulpdu_len);
 
 #endif /* IWARP_DDP_HDR_H */

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		(void)ddp_hdr_check(&h);
 		(void)rdmap_hdr_check(&h);
-		(void)ddp_ulp_hdr_len(data + off, (uint16_t)(size - off));
+		(void)rdmap_hdr_len(data + off, (uint16_t)(size - off));
 		len = (uint32_t)(data[off] ^ data[off + 1]) * 16u;
 		if (h.tagged)
 			(void)ddp_rx_tagged(&rx, &h, len, &buf, &seg);

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "ddp/ddp_hdr.h"
+#include "rdmap/rdmap_opcode.h"
 #include "mpa/mpa_rx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -20,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static size_t hdr_len_cb(void *ulp, const uint8_t *first2, uint16_t ulpdu_len)
 {
 	(void)ulp;
-	return ddp_ulp_hdr_len(first2, ulpdu_len);
+	return rdmap_hdr_len(first2, ulpdu_len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -42,6 +42,9 @@ struct io_backend_ops {
 	int (*shutdown)(struct io_backend *be);
 	/* Makes outstanding ops complete soon. */
 	void (*cancel)(struct io_backend *be);
+	/* Makes the outstanding recv complete soon, without ending the
+	 * stream (-ECANCELED, or the data that had landed). Optional. */
+	void (*cancel_rx)(struct io_backend *be);
 	/* Releases the backend. |abort|: reset the connection (TCP RST). */
 	void (*destroy)(struct io_backend *be, bool abort);
 	/* Largest segment the transport carries (TCP_MAXSEG), or -errno. */

@@ -32,7 +32,11 @@ struct endpoint {
 	bool dead;                   /* closed() delivered (or about to be) */
 	bool peer_eof;               /* the peer closed cleanly (FIN) */
 	bool closing;                /* ep_close() called */
+	bool closed_pending;         /* closed() waits for I/O in flight */
+	int fail_err;                /* what closed() reports */
 	unsigned int depth;          /* callbacks running */
+	void (*drained)(void *arg);  /* ep_close_then: runs at the free */
+	void *drained_arg;
 
 	/* bytes handed over by ep_set_owner, delivered before new ones */
 	uint8_t *carry;
@@ -55,7 +59,21 @@ static void ep_maybe_free(struct endpoint *ep)
 	ep->be->ops->destroy(ep->be, !ep->shut_sent && !ep->peer_eof);
 	engine_obj_del(ep->eng, &ep->obj);
 	iw_free(ep->carry);
+	/* no receive or send runs any more: the owner's buffers are free */
+	if (ep->drained)
+		ep->drained(ep->drained_arg);
 	iw_free(ep);
+}
+
+/* Delivers closed() once no receive or send is in flight any more. */
+static void ep_deliver_closed(struct endpoint *ep)
+{
+	if (!ep->closed_pending || ep->closing || ep->rx_busy || ep->tx_busy)
+		return;
+	ep->closed_pending = false;
+	ep->depth++;
+	ep->ops->closed(ep->owner, ep->fail_err);
+	ep->depth--;
 }
 
 /* The stream ended (EOF or error): tell the owner once, stop all I/O. */
@@ -65,11 +83,11 @@ static void ep_fail(struct endpoint *ep, int err)
 		return;
 	ep->dead = true;
 	ep->peer_eof = err == 0;
+	ep->fail_err = err;
+	ep->closed_pending = true;
 	if (ep->rx_busy || ep->tx_busy)
 		ep->be->ops->cancel(ep->be);
-	ep->depth++;
-	ep->ops->closed(ep->owner, err);
-	ep->depth--;
+	ep_deliver_closed(ep);
 	ep_maybe_free(ep);
 }
 
@@ -200,7 +218,16 @@ static void ep_rx_complete(void *up, ssize_t res)
 
 	ep->rx_busy = false;
 	if (!ep_active(ep)) {
+		ep_deliver_closed(ep);
 		ep_maybe_free(ep);
+		return;
+	}
+	if (res == -ECANCELED) {
+		/* ep_cancel_rx: nothing landed; ask the owner again */
+		ep->depth++;
+		ep->ops->rx_done(ep->owner, 0);
+		ep->depth--;
+		ep_rx_pump(ep);
 		return;
 	}
 	if (res == 0) {
@@ -225,6 +252,7 @@ static void ep_tx_complete(void *up, ssize_t res)
 
 	ep->tx_busy = false;
 	if (!ep_active(ep)) {
+		ep_deliver_closed(ep);
 		ep_maybe_free(ep);
 		return;
 	}
@@ -304,6 +332,20 @@ void ep_shutdown(struct endpoint *ep)
 {
 	ep->shut_req = true;
 	ep_tx_pump(ep);
+}
+
+void ep_close_then(struct endpoint *ep, void (*drained)(void *arg),
+		   void *arg)
+{
+	ep->drained = drained;
+	ep->drained_arg = arg;
+	ep_close(ep);
+}
+
+void ep_cancel_rx(struct endpoint *ep)
+{
+	if (ep->rx_busy && ep->be->ops->cancel_rx)
+		ep->be->ops->cancel_rx(ep->be);
 }
 
 void ep_close(struct endpoint *ep)

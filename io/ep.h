@@ -8,7 +8,11 @@
  * (one SENDMSG SQE), and receives straight into the iovecs rx_iov returns.
  *
  * Lifetime: ep_close() is the owner's last call, exactly once (also after
- * closed()); no callback runs after ep_close() or after closed().
+ * closed()); no callback runs after ep_close() or after closed(). The
+ * iovecs the owner handed out stay in use until their operation's
+ * completion came back: closed() is delivered only once no receive or send
+ * is in flight, and ep_close_then() tells when that is the case after a
+ * close.
  */
 #ifndef IWARP_IO_EP_H
 #define IWARP_IO_EP_H
@@ -28,7 +32,8 @@ struct ep_ops {
 	/* Fill up to |cap| iovecs where the next received bytes go.
 	 * Return the count; 0 (or < 0) = pause receiving until ep_kick_rx(). */
 	int (*rx_iov)(void *owner, struct iovec *iov, int cap);
-	/* |n| > 0 bytes landed, in order, at the start of the last rx_iov set. */
+	/* |n| bytes landed, in order, at the start of the last rx_iov set
+	 * (0 only after ep_cancel_rx: the receive ended without data). */
 	void (*rx_done)(void *owner, size_t n);
 	/* Fill up to |cap| iovecs with bytes to send now; 0 = nothing. */
 	int (*tx_iov)(void *owner, struct iovec *iov, int cap);
@@ -36,8 +41,9 @@ struct ep_ops {
 	 * transport. A partial send is normal: the engine calls tx_iov again
 	 * and the owner offers the rest (and anything new). */
 	void (*tx_done)(void *owner, size_t n);
-	/* The stream ended: peer EOF (0) or an error (-errno). No callback
-	 * follows; the owner still calls ep_close(). */
+	/* The stream ended: peer EOF (0) or an error (-errno). No receive
+	 * or send is in flight any more, and no callback follows; the owner
+	 * still calls ep_close(). */
 	void (*closed)(void *owner, int err);
 };
 
@@ -75,6 +81,22 @@ void ep_shutdown(struct endpoint *ep);
  * our FIN. No callback runs after this. Safe inside any callback.
  */
 void ep_close(struct endpoint *ep);
+
+/*
+ * ep_close(), and |drained|(|arg|) once no receive or send is in flight any
+ * more, so the owner may free the buffers its iovecs pointed at (a
+ * cancelled io_uring operation completes asynchronously). |drained| may
+ * run inside this call. Engine thread.
+ */
+void ep_close_then(struct endpoint *ep, void (*drained)(void *arg),
+		   void *arg);
+
+/*
+ * Makes the receive in flight (if any) end soon; the owner gets rx_done
+ * with what landed (possibly 0) and is asked for rx_iov again. Used when
+ * the memory it receives into is being revoked. Engine thread.
+ */
+void ep_cancel_rx(struct endpoint *ep);
 
 /* TCP_MAXSEG of the connection (65483 on loopback), or -errno. */
 int ep_mss(struct endpoint *ep);

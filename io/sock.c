@@ -123,6 +123,18 @@ static void sock_cancel(struct io_backend *be)
 	}
 }
 
+static void sock_cancel_rx(struct io_backend *be)
+{
+	struct sock_be *s = (struct sock_be *)be;
+	struct io_uring_sqe *sqe;
+
+	if (s->rx_busy && (sqe = engine_sqe(be->eng))) {
+		io_uring_prep_cancel(sqe, &s->rx_op, 0);
+		io_uring_sqe_set_data(sqe, NULL);
+		engine_submit(be->eng);
+	}
+}
+
 static void sock_destroy(struct io_backend *be, bool abort)
 {
 	struct sock_be *s = (struct sock_be *)be;
@@ -158,6 +170,7 @@ static const struct io_backend_ops sock_ops = {
 	.send = sock_send,
 	.shutdown = sock_shutdown,
 	.cancel = sock_cancel,
+	.cancel_rx = sock_cancel_rx,
 	.destroy = sock_destroy,
 	.mss = sock_mss,
 };

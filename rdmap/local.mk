@@ -1,8 +1,15 @@
-# rdmap/local.mk: RDMAP opcode table, Read Request and Terminate codecs.
+# rdmap/local.mk: RDMAP opcode table, Read Request and Terminate codecs,
+# and the per-connection RDMAP engine (sans-I/O, behind struct rdmap_ops).
 libiwarp_core_la_SOURCES += \
 	rdmap/rdmap_opcode.c rdmap/rdmap_opcode.h \
 	rdmap/rdmap_rreq.c rdmap/rdmap_rreq.h \
-	rdmap/rdmap_term.c rdmap/rdmap_term.h
+	rdmap/rdmap_term.c rdmap/rdmap_term.h \
+	rdmap/rdmap_wr.h \
+	rdmap/rdmap_conn.h rdmap/rdmap_conn_int.h \
+	rdmap/rdmap_conn.c \
+	rdmap/rdmap_conn_rx.c \
+	rdmap/rdmap_conn_tx.c \
+	rdmap/rdmap_conn_term.c
 
 if HAVE_CHECK
 check_PROGRAMS += tests/rdmap_test tests/rdmap_term_test tests/errors_test

@@ -88,3 +88,18 @@ int rdmap_hdr_check(const struct ddp_hdr *h)
 		return IWARP_ERR_DDP_QN;
 	return 0;
 }
+
+size_t rdmap_hdr_len(const uint8_t *first2, uint16_t ulpdu_len)
+{
+	const struct rdmap_opcode_info *op;
+	size_t need;
+
+	if (ulpdu_len < 2)
+		return ulpdu_len;
+	if (first2[0] & DDP_CTRL_T)
+		return DDP_TAGGED_HDR_LEN < ulpdu_len ? DDP_TAGGED_HDR_LEN :
+							 ulpdu_len;
+	op = rdmap_opcode_get(first2[1]);
+	need = DDP_UNTAGGED_HDR_LEN + (op->tagged ? 0u : op->hdr_len);
+	return need < ulpdu_len ? need : ulpdu_len;
+}

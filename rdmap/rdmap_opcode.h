@@ -89,4 +89,16 @@ const char *rdmap_opcode_name(uint8_t opcode);
  */
 int rdmap_hdr_check(const struct ddp_hdr *h);
 
+/*
+ * How many octets at the start of a ULPDU (DDP segment) of |ulpdu_len|
+ * octets form the DDP+RDMAP header that a receiver must see before it can
+ * place payload: the DDP header (14 tagged, RFC 5041 §4.3; 18 untagged,
+ * §4.4) plus the RDMAP header of the opcode's table row (28 for a Read
+ * Request, RFC 5040 §4.4; the opcode is the low nibble of octet 1). The
+ * result is clamped to |ulpdu_len|. |first2| holds the first two octets
+ * of the ULPDU and is not read when |ulpdu_len| < 2 (the result is then
+ * |ulpdu_len|). The MPA deframer calls this through a callback.
+ */
+size_t rdmap_hdr_len(const uint8_t *first2, uint16_t ulpdu_len);
+
 #endif /* IWARP_RDMAP_OPCODE_H */

@@ -16,7 +16,7 @@
 #include "rdmap/rdmap_term.h"
 #include "testutil.h"
 #include "util/mem.h"
-#include "verbs/conn.h"
+#include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
 
 #define BUF_LEN ((size_t)9 << 20)
@@ -757,7 +757,7 @@ START_TEST(test_read_source_gone)
 	size_t before;
 
 	mem_start = iw_mem_outstanding();
-	neg_default(&o); /* 1448-octet FPDUs: 1 MiB is > CONN_TX_SLOTS FPDUs */
+	neg_default(&o); /* 1448-octet FPDUs: 1 MiB is > RDMAP_CONN_TX_SLOTS FPDUs */
 	o.crc = _i;
 	pair_open(&p, &o, 900 + (uint64_t)_i);
 	p.chunk_mode = 2;

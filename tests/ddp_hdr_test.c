@@ -1,4 +1,4 @@
-/* tests/ddp_hdr_test.c: DDP header codec, checks, ddp_ulp_hdr_len. */
+/* tests/ddp_hdr_test.c: DDP header codec, checks. */
 #include "config.h"
 
 #include <string.h>
@@ -358,34 +358,6 @@ START_TEST(test_check_reserved_ignored)
 }
 END_TEST
 
-START_TEST(test_ulp_hdr_len)
-{
-	static const uint8_t send[2] = {0x41, 0x43};
-	static const uint8_t rreq[2] = {0x41, 0x41};
-	static const uint8_t rreq_odd[2] = {0x7D, 0xF1}; /* rsvd, RV set */
-	static const uint8_t write[2] = {0xC1, 0x40};
-	static const uint8_t write_op1[2] = {0x81, 0x41};
-	static const uint8_t term[2] = {0x41, 0x47};
-
-	ck_assert_uint_eq(ddp_ulp_hdr_len(write, 14), 14);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(write, 65535), 14);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(write_op1, 100), 14);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(send, 18), 18);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(send, 34), 18);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(term, 22), 18);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(rreq, 46), 46);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(rreq, 1000), 46);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(rreq_odd, 1000), 46);
-	/* clamped to the ULPDU */
-	ck_assert_uint_eq(ddp_ulp_hdr_len(rreq, 30), 30);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(send, 10), 10);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(write, 2), 2);
-	/* fewer than 2 octets: |first2| is not read */
-	ck_assert_uint_eq(ddp_ulp_hdr_len(NULL, 1), 1);
-	ck_assert_uint_eq(ddp_ulp_hdr_len(NULL, 0), 0);
-}
-END_TEST
-
 static Suite *ddp_hdr_suite(void)
 {
 	Suite *s = suite_create("ddp_hdr");
@@ -400,7 +372,6 @@ static Suite *ddp_hdr_suite(void)
 	tcase_add_test(tc, test_splits);
 	tcase_add_test(tc, test_check_version);
 	tcase_add_test(tc, test_check_reserved_ignored);
-	tcase_add_test(tc, test_ulp_hdr_len);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -20,7 +20,7 @@
 #include "testutil.h"
 #include "util/bytes.h"
 #include "util/mem.h"
-#include "verbs/conn.h"
+#include "verbs/qp_conn.h"
 
 #define AREA (64 * 1024)
 #define NMSG 24
@@ -420,7 +420,7 @@ END_TEST
 /*
  * Side 1 stops reading, side 0's 1 MiB Write fills the pipe, then side 0
  * receives a Send with a bad CRC: its TERMINATE can never be taken by the
- * transport. The QP must still go to ERR (CONN_TERM_LINGER_MS later) with
+ * transport. The QP must still go to ERR (RDMAP_CONN_TERM_LINGER_MS later) with
  * the CRC cause, the async event and the Write flushed, not wait for a
  * reader that never comes.
  */
@@ -467,7 +467,7 @@ START_TEST(test_term_unsent)
 				      0, 0, 0),
 			 0);
 	ck_assert(sp_wait_closed(p, 0, ST_WAIT_MS));
-	ck_assert_uint_ge(st_now_ms() - t0, CONN_TERM_LINGER_MS / 2);
+	ck_assert_uint_ge(st_now_ms() - t0, RDMAP_CONN_TERM_LINGER_MS / 2);
 	ck_assert(p->s[0].have_cause);
 	ck_assert_uint_eq(p->s[0].cause.layer, IWARP_TERM_LAYER_LLP);
 	ck_assert_uint_eq(p->s[0].cause.etype, IWARP_LLP_ETYPE_MPA);

@@ -11,7 +11,7 @@
 #include "io/engine.h"
 #include "io/ep.h"
 #include "stack_pipe.h"
-#include "verbs/conn.h"
+#include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
 
 /* ---- the tap: a backend that records what is sent through it ---- */

@@ -154,6 +154,7 @@ iwarp_open_context(const struct iwarp_context_attr *attr)
 	ctx = iw_calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return NULL;
+	pthread_mutex_init(&ctx->conn_lock, NULL); /* cannot fail (Linux) */
 	if (attr)
 		ctx->attr = *attr;
 	else
@@ -198,6 +199,7 @@ err_fd:
 err_lock:
 	pthread_mutex_destroy(&ctx->lock);
 err_free:
+	pthread_mutex_destroy(&ctx->conn_lock);
 	iw_free(ctx);
 	errno = -err;
 	return NULL;
@@ -220,6 +222,7 @@ IWARP_EXPORT int iwarp_close_context(struct iwarp_context *ctx)
 	mr_table_destroy(ctx->mrs);
 	close(ctx->async_fd);
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->conn_lock);
 	iw_free(ctx);
 	return 0;
 }

@@ -10,6 +10,12 @@
  * Lookups come from the engine thread while the application registers:
  * a rwlock guards the table; lookups take the read side and allocate
  * nothing. The table grows (doubling, up to IW_MAX_MR) under the write side.
+ *
+ * References: the engine holds one (mr_get / mr_put) on a region for as
+ * long as it, or a transport operation it started, may place into or read
+ * from it. iwarp_dereg_mr invalidates the STag first (no new reference),
+ * then waits for the references to come back (mr_wait_unused), and only
+ * then frees the index for reuse.
  */
 #include "config.h"
 
@@ -28,6 +34,8 @@
 	 IWARP_ACCESS_REMOTE_READ)
 
 struct mr_entry {
+	uint32_t refs;    /* engine references (mr_get/mr_put, atomic) */
+	bool revoking;    /* being deregistered: waiting for refs to drop */
 	uint64_t addr;
 	uint64_t length;
 	const struct iwarp_pd *pd;
@@ -40,6 +48,8 @@ struct mr_entry {
 
 struct mr_table {
 	pthread_rwlock_t lock;
+	pthread_mutex_t wait_lock; /* with |drained|: dereg waits for refs */
+	pthread_cond_t drained;
 	struct mr_entry *e;
 	uint32_t cap;       /* entries allocated; index 0 unused */
 	uint32_t free_head; /* 0 = no free entry below |used| */
@@ -80,6 +90,8 @@ struct mr_table *mr_table_create(void)
 	t->cap = MR_TABLE_INIT;
 	t->used = 1;
 	pthread_rwlock_init(&t->lock, NULL);
+	pthread_mutex_init(&t->wait_lock, NULL);
+	pthread_cond_init(&t->drained, NULL);
 	return t;
 }
 
@@ -88,6 +100,8 @@ void mr_table_destroy(struct mr_table *t)
 	if (!t)
 		return;
 	pthread_rwlock_destroy(&t->lock);
+	pthread_mutex_destroy(&t->wait_lock);
+	pthread_cond_destroy(&t->drained);
 	iw_free(t->e);
 	iw_free(t);
 }
@@ -187,6 +201,51 @@ IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr,
 	return &mr->pub;
 }
 
+/* References on entry |idx| (the table may grow meanwhile: read lock). */
+static uint32_t mr_refs(struct mr_table *t, uint32_t idx)
+{
+	uint32_t n;
+
+	pthread_rwlock_rdlock(&t->lock);
+	n = __atomic_load_n(&t->e[idx].refs, __ATOMIC_ACQUIRE);
+	pthread_rwlock_unlock(&t->lock);
+	return n;
+}
+
+/*
+ * Deregistration of a region the engine still references (an inbound
+ * Write or Read Response being placed into it, Read Response FPDUs being
+ * sent from it): asks the engine to let go (the connections concerned
+ * fail with an invalid-STag TERMINATE, RFC 5040 §7 / RFC 5041 §7, and
+ * cancel receives into it) and waits until every reference came back, so
+ * that after iwarp_dereg_mr returns nothing touches the memory. In inline
+ * progress mode the waiting thread drives the engine itself.
+ */
+static void mr_wait_unused(struct iwarp_context *ctx, struct mr_table *t,
+			   uint32_t idx, uint32_t stag)
+{
+	bool inline_mode = ctx->attr.progress == IWARP_PROGRESS_INLINE;
+	struct timespec ts;
+
+	engine_mem_revoke(ctx, stag);
+	while (mr_refs(t, idx)) {
+		if (inline_mode) {
+			engine_progress(ctx->engine);
+			continue;
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&t->wait_lock);
+		if (mr_refs(t, idx))
+			pthread_cond_timedwait(&t->drained, &t->wait_lock, &ts);
+		pthread_mutex_unlock(&t->wait_lock);
+	}
+}
+
 IWARP_EXPORT int iwarp_dereg_mr(struct iwarp_mr *mr)
 {
 	struct iwarp_context *ctx;
@@ -206,7 +265,14 @@ IWARP_EXPORT int iwarp_dereg_mr(struct iwarp_mr *mr)
 		return -EINVAL;
 	}
 	e = &t->e[idx];
-	e->valid = false;
+	e->valid = false; /* no new reference from here on */
+	e->revoking = __atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) != 0;
+	pthread_rwlock_unlock(&t->lock);
+	if (e->revoking)
+		mr_wait_unused(ctx, t, idx, mr->lkey);
+	pthread_rwlock_wrlock(&t->lock);
+	e = &t->e[idx];
+	e->revoking = false;
 	e->pd = NULL;
 	e->next_free = t->free_head;
 	t->free_head = idx;
@@ -266,19 +332,16 @@ int mr_invalidate(struct iwarp_context *ctx, uint32_t stag,
 	return rc;
 }
 
-int mr_check_remote(struct iwarp_context *ctx, uint32_t stag,
-		    const struct iwarp_pd *pd, int access, uint64_t to,
-		    uint64_t len, bool tagged_ddp, uint8_t **dst)
+/* The remote access checks on entry copy |e| (RFC 5040 §8 / RFC 5041 §7:
+ * STag, stream (PD), access, wrap, bounds). */
+static int mr_remote_ok(const struct mr_entry *found, const struct iwarp_pd *pd,
+			int access, uint64_t to, uint64_t len, bool tagged_ddp)
 {
 	struct mr_entry e;
-	bool found;
 
-	pthread_rwlock_rdlock(&ctx->mrs->lock);
-	found = mr_lookup(ctx->mrs, stag, &e);
-	pthread_rwlock_unlock(&ctx->mrs->lock);
-	/* RFC 5040 §8 / RFC 5041 §7: STag, stream (PD), access, wrap, bounds */
 	if (!found)
 		return tagged_ddp ? IWARP_ERR_DDP_STAG : IWARP_ERR_RDMAP_STAG;
+	e = *found;
 	if (e.pd != pd)
 		return tagged_ddp ? IWARP_ERR_DDP_STAG_STREAM :
 				    IWARP_ERR_RDMAP_STAG_STREAM;
@@ -290,6 +353,61 @@ int mr_check_remote(struct iwarp_context *ctx, uint32_t stag,
 	if (to < e.addr || to + len > e.addr + e.length)
 		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS :
 				    IWARP_ERR_RDMAP_BOUNDS;
+	return 0;
+}
+
+int mr_get(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
+	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst)
+{
+	struct mr_table *t = ctx->mrs;
+	struct mr_entry e;
+	bool found;
+	int rc;
+
+	pthread_rwlock_rdlock(&t->lock);
+	found = mr_lookup(t, stag, &e);
+	rc = mr_remote_ok(found ? &e : NULL, pd, access, to, len, tagged_ddp);
+	if (!rc) /* taken under the lock: dereg sees it or we see !valid */
+		__atomic_fetch_add(&t->e[MR_STAG_INDEX(stag)].refs, 1,
+				   __ATOMIC_ACQ_REL);
+	pthread_rwlock_unlock(&t->lock);
+	if (!rc && dst)
+		*dst = (uint8_t *)(uintptr_t)to;
+	return rc;
+}
+
+void mr_put(struct iwarp_context *ctx, uint32_t stag)
+{
+	struct mr_table *t = ctx->mrs;
+	uint32_t left;
+	bool wake;
+
+	pthread_rwlock_rdlock(&t->lock);
+	left = __atomic_sub_fetch(&t->e[MR_STAG_INDEX(stag)].refs, 1,
+				  __ATOMIC_ACQ_REL);
+	wake = left == 0 && t->e[MR_STAG_INDEX(stag)].revoking;
+	pthread_rwlock_unlock(&t->lock);
+	if (wake) {
+		pthread_mutex_lock(&t->wait_lock);
+		pthread_cond_broadcast(&t->drained);
+		pthread_mutex_unlock(&t->wait_lock);
+	}
+}
+
+int mr_check_remote(struct iwarp_context *ctx, uint32_t stag,
+		    const struct iwarp_pd *pd, int access, uint64_t to,
+		    uint64_t len, bool tagged_ddp, uint8_t **dst)
+{
+	struct mr_entry e;
+	bool found;
+	int rc;
+
+	pthread_rwlock_rdlock(&ctx->mrs->lock);
+	found = mr_lookup(ctx->mrs, stag, &e);
+	pthread_rwlock_unlock(&ctx->mrs->lock);
+	rc = mr_remote_ok(found ? &e : NULL, pd, access, to, len, tagged_ddp);
+	if (rc)
+		return rc;
 	if (dst)
 		*dst = (uint8_t *)(uintptr_t)to;
 	return 0;

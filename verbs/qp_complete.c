@@ -43,13 +43,14 @@ static void qp_event(struct iw_qp *qp, enum iwarp_event_type type,
 	ctx_async_push(qp->pub.context, &ev);
 }
 
-void qp_sq_complete(struct iw_qp *qp, uint32_t upto,
-		    enum iwarp_wc_status status)
+int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
+		   enum iwarp_wc_status status)
 {
 	struct iwarp_wc wc;
 	struct iw_wqe *w;
 	bool drained, completed;
 	int32_t n;
+	int rc = 0;
 
 	pthread_mutex_lock(&qp->lock);
 	if ((int32_t)(upto - qp->sq_head) > 0)
@@ -67,8 +68,9 @@ void qp_sq_complete(struct iw_qp *qp, uint32_t upto,
 		wc.opcode = qp_wc_opcode(w->opcode);
 		wc.byte_len = w->total_len;
 		wc.qp_num = qp->pub.qp_num;
-		cq_push(cq_from_pub(qp->pub.send_cq), &wc,
-			status != IWARP_WC_SUCCESS);
+		if (cq_push(cq_from_pub(qp->pub.send_cq), &wc,
+			    status != IWARP_WC_SUCCESS))
+			rc = -ENOSPC;
 	}
 	if ((int32_t)(qp->sq_next - qp->sq_tail) < 0)
 		qp->sq_next = qp->sq_tail;
@@ -77,6 +79,7 @@ void qp_sq_complete(struct iw_qp *qp, uint32_t upto,
 	pthread_mutex_unlock(&qp->lock);
 	if (drained)
 		qp_event(qp, IWARP_EVENT_SQ_DRAINED, NULL);
+	return rc;
 }
 
 /* The async event for a QP that failed with TERMINATE cause |t|. */

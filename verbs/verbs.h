@@ -18,12 +18,13 @@
 #include <stdint.h>
 
 #include "iwarp/iwarp.h"
+#include "rdmap/rdmap_wr.h"
 
 #define IW_MAX_QP 4096
 #define IW_MAX_QP_WR 32768
-#define IW_MAX_SGE 6           /* as siw: SIW_MAX_SGE */
+#define IW_MAX_SGE RDMAP_MAX_SGE /* 6, as siw */
 #define IW_MAX_SGE_RD 1        /* RFC 5040: a Read sink is one buffer */
-#define IW_MAX_INLINE 128      /* >= 80 (siw) and >= 72 (Open MPI) */
+#define IW_MAX_INLINE RDMAP_MAX_INLINE /* 128 */
 #define IW_MAX_IRD_ORD 128     /* as siw */
 #define IW_MAX_CQE (1 << 22)
 #define IW_MAX_MR (1 << 20)    /* STag index space is 24 bits; we cap the table */
@@ -43,7 +44,7 @@
  */
 
 struct engine;   /* io/engine.h */
-struct qp_conn;  /* the QP's wire state, owned by the engine thread */
+struct qp_conn;  /* the QP's connection (verbs/qp_conn.h), engine thread */
 
 /* ---- context ---- */
 struct iwarp_context {
@@ -57,6 +58,10 @@ struct iwarp_context {
 	/* async events: queue + eventfd (iwarp_async_fd) */
 	int async_fd;
 	struct iw_async_node *async_head, *async_tail;
+	/* connected QPs (verbs/qp_conn.c), also those destroyed whose I/O
+	 * has not drained yet: deregistration revokes memory from them */
+	pthread_mutex_t conn_lock;
+	struct qp_conn *conns;
 	/* live objects, so close can refuse with -EBUSY */
 	int n_pd, n_cq, n_qp, n_srq, n_mr, n_channel;
 };
@@ -155,6 +160,17 @@ int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
 		   const struct iwarp_pd *pd, int access);
 
 /*
+ * mr_check_remote, and on success takes a reference on the region: until
+ * mr_put(ctx, stag), iwarp_dereg_mr of it does not return (it revokes the
+ * region from the engine and waits, verbs/mr.c). Engine thread.
+ */
+int mr_get(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
+	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst);
+
+/* Gives back a reference taken by mr_get. Any thread. */
+void mr_put(struct iwarp_context *ctx, uint32_t stag);
+
+/*
  * Invalidates the STag |stag| of PD |pd| for an inbound Send with
  * Invalidate (RFC 5040 §6.2: remote invalidation of an MR). Implemented in
  * verbs/mr.c. Returns 0, IWARP_ERR_RDMAP_INVALIDATE (cannot be invalidated)
@@ -210,12 +226,8 @@ static inline struct iw_cq *cq_from_pub(struct iwarp_cq *cq)
 int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited);
 
 /* ---- shared receive queues and receive WQEs ---- */
-struct iw_rqe {
-	uint64_t wr_id;
-	uint32_t num_sge;
-	uint32_t total_len;
-	struct iwarp_sge sge[IW_MAX_SGE];
-};
+/* A receive WQE is the engine's struct rdmap_rqe (rdmap/rdmap_wr.h). */
+#define iw_rqe rdmap_rqe
 
 struct iw_srq {
 	struct iwarp_srq pub;
@@ -249,19 +261,8 @@ int verbs_rqe_fill(struct iw_rqe *rqe, const struct iwarp_recv_wr *wr,
 int srq_pop(struct iw_srq *srq, struct iw_rqe *out);
 
 /* ---- queue pairs ---- */
-struct iw_wqe {
-	uint64_t wr_id;
-	enum iwarp_wr_opcode opcode;
-	unsigned int send_flags;  /* IWARP_SEND_*; SIGNALED already folded with sq_sig_all */
-	uint32_t invalidate_rkey;
-	uint64_t remote_addr;
-	uint32_t rkey;
-	uint32_t num_sge;
-	uint32_t total_len;
-	struct iwarp_sge sge[IW_MAX_SGE];
-	bool is_inline;           /* payload copied into inline_data at post time */
-	uint8_t inline_data[IW_MAX_INLINE];
-};
+/* A send WQE is the engine's struct rdmap_wqe (rdmap/rdmap_wr.h). */
+#define iw_wqe rdmap_wqe
 
 struct iw_qp {
 	struct iwarp_qp pub;
@@ -329,8 +330,9 @@ enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op);
  * completion with |status| (IWARP_WC_SUCCESS normally). Engine thread.
  * With an error status every WQE of the range gets a completion. |upto| is
  * clamped to sq_head; a range already flushed is ignored. In SQD, raises
- * IWARP_EVENT_SQ_DRAINED when the SQ becomes empty. */
-void qp_sq_complete(struct iw_qp *qp, uint32_t upto, enum iwarp_wc_status status);
+ * IWARP_EVENT_SQ_DRAINED when the SQ becomes empty. Returns 0, or -ENOSPC
+ * when a completion could not be queued (CQ overflow). */
+int qp_sq_complete(struct iw_qp *qp, uint32_t upto, enum iwarp_wc_status status);
 
 /* ---- hooks the engine provides to verbs (io/engine.h implements) ---- */
 /* Called after WRs were added to the SQ (doorbell). */
@@ -345,5 +347,11 @@ void engine_qp_kick(struct iw_qp *qp);
 void engine_qp_state_change(struct iw_qp *qp, enum iwarp_qp_state new_state);
 /* Inline progress mode: poll_cq calls this before reading the ring. */
 int engine_progress(struct engine *eng);
+/*
+ * Region |stag| is being deregistered and still referenced: the engine
+ * lets go of it (qp_conn_revoke_all, on the engine thread). Any thread but
+ * the engine thread.
+ */
+void engine_mem_revoke(struct iwarp_context *ctx, uint32_t stag);
 
 #endif /* IWARP_VERBS_VERBS_H */

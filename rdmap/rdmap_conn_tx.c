@@ -1,5 +1,5 @@
 /*
- * verbs/conn_tx.c: qp_conn transmit path. Send WQEs, Read Responses, the
+ * rdmap/rdmap_conn_tx.c: the RDMAP engine's transmit path. Send WQEs, Read Responses, the
  * RFC 6581 RTR and the TERMINATE become DDP segments (RFC 5041 §5.1) framed
  * into FPDUs (RFC 5044 §4-6) whose iovecs point at per-FPDU scratch and at
  * the registered payload (no copy).
@@ -10,22 +10,22 @@
 #include <string.h>
 
 #include "rdmap/rdmap_opcode.h"
-#include "verbs/conn.h"
+#include "rdmap/rdmap_conn_int.h"
 
-#define SLOT_MASK (CONN_TX_SLOTS - 1u)
+#define SLOT_MASK (RDMAP_CONN_TX_SLOTS - 1u)
 
-static uint32_t conn_slots_used(const struct qp_conn *c)
+static uint32_t conn_slots_used(const struct rdmap_conn *c)
 {
 	return c->slot_tail - c->slot_head;
 }
 
-static uint32_t orq_count(const struct qp_conn *c)
+static uint32_t orq_count(const struct rdmap_conn *c)
 {
 	return c->orq_tail - c->orq_head;
 }
 
 /* True when a Read WQE of the SQ is still outstanding (Fence, RFC 5040 §5.2). */
-static bool orq_has_sq_reads(const struct qp_conn *c)
+static bool orq_has_sq_reads(const struct rdmap_conn *c)
 {
 	uint32_t i;
 
@@ -36,14 +36,14 @@ static bool orq_has_sq_reads(const struct qp_conn *c)
 }
 
 /* Largest ULPDU for an FPDU starting at the current stream position. */
-static size_t conn_mulpdu(const struct qp_conn *c)
+static size_t conn_mulpdu(const struct rdmap_conn *c)
 {
-	size_t budget = c->fpdu_max ? c->fpdu_max : CONN_FPDU_DEFAULT;
+	size_t budget = c->fpdu_max ? c->fpdu_max : RDMAP_CONN_FPDU_DEFAULT;
 	int m;
 
-	/* markers add iovecs: keep one FPDU within CONN_SLOT_IOV */
-	if (c->mtx.markers && budget > CONN_MARKER_FPDU)
-		budget = CONN_MARKER_FPDU;
+	/* markers add iovecs: keep one FPDU within RDMAP_CONN_SLOT_IOV */
+	if (c->mtx.markers && budget > RDMAP_CONN_MARKER_FPDU)
+		budget = RDMAP_CONN_MARKER_FPDU;
 	m = mpa_tx_max_ulpdu(&c->mtx, budget);
 	return m < 0 ? 0 : (size_t)m;
 }
@@ -53,23 +53,23 @@ static size_t conn_mulpdu(const struct qp_conn *c)
  * into the next free slot. Returns the slot or NULL (cannot happen with a
  * sane fpdu_max; the connection then fails).
  */
-static struct conn_slot *conn_frame(struct qp_conn *c, const uint8_t *hdr,
+static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 				    size_t hdr_len, const struct iovec *pay,
 				    size_t npay)
 {
-	struct conn_slot *sl = &c->slots[c->slot_tail & SLOT_MASK];
-	struct iovec ul[IW_MAX_SGE + 1];
+	struct rdmap_slot *sl = &c->slots[c->slot_tail & SLOT_MASK];
+	struct iovec ul[RDMAP_MAX_SGE + 1];
 	size_t n = 0, cnt = 0, i;
 	int rc;
 
 	memcpy(sl->ulp, hdr, hdr_len);
 	ul[n].iov_base = sl->ulp;
 	ul[n++].iov_len = hdr_len;
-	for (i = 0; i < npay && n < IW_MAX_SGE + 1; i++)
+	for (i = 0; i < npay && n < RDMAP_MAX_SGE + 1; i++)
 		if (pay[i].iov_len)
 			ul[n++] = pay[i];
 	sl->pos = c->mtx.pos;
-	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov, CONN_SLOT_IOV,
+	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov, RDMAP_CONN_SLOT_IOV,
 			  &cnt);
 	if (rc <= 0)
 		return NULL;
@@ -77,13 +77,14 @@ static struct conn_slot *conn_frame(struct qp_conn *c, const uint8_t *hdr,
 	sl->wire_len = (size_t)rc;
 	sl->has_sq = false;
 	sl->sq_done = 0;
+	sl->mem_ref = 0;
 	sl->is_term = false;
 	c->slot_tail++;
 	return sl;
 }
 
 /* Payload iovecs of WQE |w| for message octets [off, off + len). */
-static size_t conn_wqe_iov(const struct iw_wqe *w, uint32_t off, uint32_t len,
+static size_t conn_wqe_iov(const struct rdmap_wqe *w, uint32_t off, uint32_t len,
 			   struct iovec *out)
 {
 	size_t n = 0;
@@ -113,7 +114,7 @@ static size_t conn_wqe_iov(const struct iw_wqe *w, uint32_t off, uint32_t len,
 }
 
 /* A WQE failed a local check: complete it in order, then fail the QP. */
-static void conn_local_error(struct qp_conn *c, uint32_t idx,
+static void conn_local_error(struct rdmap_conn *c, uint32_t idx,
 			     enum iwarp_wc_status status)
 {
 	c->loc_err = true;
@@ -123,20 +124,20 @@ static void conn_local_error(struct qp_conn *c, uint32_t idx,
 }
 
 /* Frames one FPDU of the RFC 6581 RTR (P2P initiator, §7). */
-static bool conn_frame_rtr(struct qp_conn *c)
+static bool conn_frame_rtr(struct rdmap_conn *c)
 {
 	uint8_t hdr[RDMAP_RREQ_MSG_LEN];
 	struct ddp_seg_iter it;
 	struct ddp_seg seg;
 	struct rdmap_rreq rr;
-	struct conn_orq *o;
+	struct rdmap_orq *o;
 	uint32_t msn = 0;
 	size_t len;
 
 	switch (c->rtr) {
 	case MPA_RTR_READ:
 		/* zero-length Read Request, sink/source STag 1 (never 0,
-		 * RFC-FACTS §0.3); takes one ORQ slot */
+		 * docs/interop-notes.md §0.3); takes one ORQ slot */
 		memset(&rr, 0, sizeof(rr));
 		rr.sink_stag = MPA_RTR_STAG;
 		rr.src_stag = MPA_RTR_STAG;
@@ -176,10 +177,11 @@ one:
  * TERMINATE instead of reading memory the application gave back. Returns
  * 1, 0 on an internal failure, or the access error (< 0).
  */
-static int conn_frame_response(struct qp_conn *c)
+static int conn_frame_response(struct rdmap_conn *c)
 {
-	struct conn_irq *e = &c->irq[c->irq_head & (c->irq_size - 1)];
-	struct conn_slot *sl;
+	struct rdmap_irq *e = &c->irq[c->irq_head & (c->irq_size - 1)];
+	struct rdmap_mem m = {NULL, 0};
+	struct rdmap_slot *sl;
 	struct ddp_seg seg;
 	struct iovec pay;
 	int rc;
@@ -194,19 +196,23 @@ static int conn_frame_response(struct qp_conn *c)
 	if (ddp_seg_next(&c->rs_it, conn_mulpdu(c), &seg) != 1)
 		return 0;
 	if (seg.len) {
-		rc = mr_check_remote(c->ctx, e->rr.src_stag, c->pd,
+		/* held by the FPDU until TCP took it (tx_done) */
+		rc = c->ops->mem_get(c->owner, e->rr.src_stag,
 				     IWARP_ACCESS_REMOTE_READ,
 				     e->rr.src_to + seg.offset, seg.len, false,
-				     NULL);
+				     &m);
 		if (rc)
 			return rc;
 	}
-	pay.iov_base = seg.len ? (void *)(uintptr_t)(e->src + seg.offset) :
-				 NULL;
+	pay.iov_base = m.ptr;
 	pay.iov_len = seg.len;
 	sl = conn_frame(c, seg.hdr_bytes, seg.hdr_len, &pay, seg.len ? 1 : 0);
-	if (!sl)
+	if (!sl) {
+		conn_mem_put(c, &m);
 		return 0;
+	}
+	sl->mem_ref = m.ref;
+	c->resp_burst++;
 	if (ddp_seg_done(&c->rs_it)) {
 		c->rs_active = false;
 		c->irq_head++;
@@ -215,11 +221,11 @@ static int conn_frame_response(struct qp_conn *c)
 }
 
 /* Frames the next FPDU of the SQ message in progress. */
-static bool conn_frame_sq(struct qp_conn *c)
+static bool conn_frame_sq(struct rdmap_conn *c)
 {
-	struct iw_wqe *w = qp_sq_wqe(c->qp, c->sq_idx);
-	struct iovec pay[IW_MAX_SGE];
-	struct conn_slot *sl;
+	const struct rdmap_wqe *w = c->sq_w;
+	struct iovec pay[RDMAP_MAX_SGE];
+	struct rdmap_slot *sl;
 	struct ddp_seg seg;
 	size_t n;
 
@@ -238,18 +244,19 @@ static bool conn_frame_sq(struct qp_conn *c)
 }
 
 /* Starts a Read WQE: one Read Request FPDU (RFC 5040 §4.4). 1 / 0 / -1. */
-static int conn_start_read(struct qp_conn *c, uint32_t idx, struct iw_wqe *w)
+static int conn_start_read(struct rdmap_conn *c, uint32_t idx,
+			   const struct rdmap_wqe *w)
 {
 	uint8_t hdr[RDMAP_RREQ_MSG_LEN];
-	struct conn_slot *sl;
+	struct rdmap_slot *sl;
 	struct rdmap_rreq rr;
-	struct conn_orq *o;
+	struct rdmap_orq *o;
 	uint32_t msn = 0;
 	size_t len;
 
 	if (!c->ord) {
 		/* no outbound Reads negotiated (ORD 0, RFC 6581 §5) */
-		__atomic_store_n(&c->qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+		c->ops->sq_started(c->owner, idx);
 		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
 		return 0;
 	}
@@ -257,9 +264,9 @@ static int conn_start_read(struct qp_conn *c, uint32_t idx, struct iw_wqe *w)
 	 * RTR's slot counts too */
 	if (orq_count(c) >= c->ord || orq_count(c) >= c->orq_size)
 		return 0;
-	if (mr_check_local(c->ctx, &w->sge[0], c->pd,
-			   IWARP_ACCESS_LOCAL_WRITE)) {
-		__atomic_store_n(&c->qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+	if (c->ops->mem_check_local(c->owner, &w->sge[0],
+				    IWARP_ACCESS_LOCAL_WRITE)) {
+		c->ops->sq_started(c->owner, idx);
 		conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
 		return 0;
 	}
@@ -285,7 +292,7 @@ static int conn_start_read(struct qp_conn *c, uint32_t idx, struct iw_wqe *w)
 	o->sink_to = rr.sink_to;
 	o->size = rr.size;
 	o->got = 0;
-	__atomic_store_n(&c->qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+	c->ops->sq_started(c->owner, idx);
 	return 1;
 }
 
@@ -294,24 +301,18 @@ static int conn_start_read(struct qp_conn *c, uint32_t idx, struct iw_wqe *w)
  * none can start now (empty, SQD, Fence, ORD, after a local error), -1 on
  * an internal framing failure.
  */
-static int conn_sq_start(struct qp_conn *c)
+static int conn_sq_start(struct rdmap_conn *c)
 {
-	struct iw_qp *qp = c->qp;
-	uint32_t idx, head, i;
-	struct iw_wqe *w;
+	const struct rdmap_wqe *w;
+	uint32_t idx, i;
 	uint8_t op;
 	int rc;
 
-	if (!qp || c->loc_err)
+	if (!c->bound || c->loc_err)
 		return 0;
-	if (__atomic_load_n(&qp->pub.state, __ATOMIC_RELAXED) !=
-	    IWARP_QPS_RTS)
+	w = c->ops->sq_next(c->owner, &idx);
+	if (!w)
 		return 0;
-	head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
-	idx = __atomic_load_n(&qp->sq_next, __ATOMIC_RELAXED);
-	if (idx == head)
-		return 0;
-	w = qp_sq_wqe(qp, idx);
 	/* Fence: wait until every prior Read completed (RFC 5040 §5.2) */
 	if ((w->send_flags & IWARP_SEND_FENCE) && orq_has_sq_reads(c))
 		return 0;
@@ -319,9 +320,8 @@ static int conn_sq_start(struct qp_conn *c)
 		return conn_start_read(c, idx, w);
 	if (!w->is_inline)
 		for (i = 0; i < w->num_sge; i++)
-			if (mr_check_local(c->ctx, &w->sge[i], c->pd, 0)) {
-				__atomic_store_n(&qp->sq_next, idx + 1,
-						 __ATOMIC_RELEASE);
+			if (c->ops->mem_check_local(c->owner, &w->sge[i], 0)) {
+				c->ops->sq_started(c->owner, idx);
 				conn_local_error(c, idx,
 						 IWARP_WC_LOC_PROT_ERR);
 				return 0;
@@ -356,21 +356,22 @@ static int conn_sq_start(struct qp_conn *c)
 		rc = -EINVAL;
 		break;
 	}
-	__atomic_store_n(&qp->sq_next, idx + 1, __ATOMIC_RELEASE);
+	c->ops->sq_started(c->owner, idx);
 	if (rc) {
 		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
 		return 0;
 	}
 	c->sq_active = true;
 	c->sq_idx = idx;
+	c->sq_w = w;
 	return 1;
 }
 
 /* Frames the TERMINATE (RFC 5040 §4.8: QN 2, MSN 1, MO 0, L=1). */
-static void conn_frame_term(struct qp_conn *c)
+static void conn_frame_term(struct rdmap_conn *c)
 {
 	uint8_t buf[RDMAP_TERM_MAX_LEN];
-	struct conn_slot *sl;
+	struct rdmap_slot *sl;
 	uint32_t msn = 0;
 	int len;
 
@@ -385,21 +386,21 @@ static void conn_frame_term(struct qp_conn *c)
 }
 
 /* Frames FPDUs while slots are free (one stays reserved for TERMINATE). */
-static void conn_tx_fill(struct qp_conn *c)
+static void conn_tx_fill(struct rdmap_conn *c)
 {
-	bool sq_tagged;
+	bool sq_tagged, resp, sq_turn, sq_blocked = false;
 	int rc;
 
 	for (;;) {
-		if (c->state == CONN_TERM) {
+		if (c->state == RDMAP_CONN_TERM) {
 			if (!c->term_framed &&
-			    conn_slots_used(c) < CONN_TX_SLOTS)
+			    conn_slots_used(c) < RDMAP_CONN_TX_SLOTS)
 				conn_frame_term(c);
 			return;
 		}
-		if (c->state != CONN_RUN || !c->tx_enabled || !c->qp)
+		if (c->state != RDMAP_CONN_RUN || !c->tx_enabled || !c->bound)
 			return;
-		if (conn_slots_used(c) >= CONN_TX_SLOTS - 1)
+		if (conn_slots_used(c) >= RDMAP_CONN_TX_SLOTS - 1)
 			return;
 		if (c->rtr_pending) {
 			if (!conn_frame_rtr(c))
@@ -407,9 +408,18 @@ static void conn_tx_fill(struct qp_conn *c)
 			continue;
 		}
 		/* Read Responses first, but never inside a tagged message:
-		 * DDP tagged messages do not interleave (RFC 5041 §5.1) */
+		 * DDP tagged messages do not interleave (RFC 5041 §5.1);
+		 * after RDMAP_CONN_RESP_BURST of their FPDUs the send queue
+		 * gets a turn, so a stream of Read Requests cannot starve it */
 		sq_tagged = c->sq_active && c->sq_it.hdr.tagged;
-		if (!sq_tagged && (c->rs_active || c->irq_head != c->irq_tail)) {
+		resp = !sq_tagged &&
+		       (c->rs_active || c->irq_head != c->irq_tail);
+		/* the send queue's turn comes between Read Responses, or
+		 * inside one only for a Send in progress (untagged) */
+		sq_turn = c->resp_burst >= RDMAP_CONN_RESP_BURST &&
+			  !sq_blocked &&
+			  (!c->rs_active || (c->sq_active && !sq_tagged));
+		if (resp && !sq_turn) {
 			rc = conn_frame_response(c);
 			if (rc < 0) {
 				conn_fail(c, rc, false);
@@ -419,6 +429,7 @@ static void conn_tx_fill(struct qp_conn *c)
 				goto internal;
 			continue;
 		}
+		c->resp_burst = 0;
 		if (c->sq_active) {
 			if (!conn_frame_sq(c))
 				goto internal;
@@ -427,8 +438,11 @@ static void conn_tx_fill(struct qp_conn *c)
 		rc = conn_sq_start(c);
 		if (rc < 0)
 			goto internal;
-		if (rc == 0)
-			return;
+		if (rc == 0) {
+			if (!resp || c->state != RDMAP_CONN_RUN)
+				return;
+			sq_blocked = true; /* nothing to start: answer on */
+		}
 	}
 internal: {
 	struct iwarp_term_cause lc = {
@@ -442,56 +456,55 @@ internal: {
 }
 
 /* Drops framed FPDUs that the transport has not taken (after a failure). */
-void conn_tx_drop_unsent(struct qp_conn *c)
+void conn_tx_drop_unsent(struct rdmap_conn *c)
 {
 	uint32_t first = c->slot_head + (c->head_off ? 1u : 0u);
 
 	c->drop_unsent = false;
 	if ((int32_t)(c->slot_tail - first) <= 0)
 		return;
+	conn_slots_release(c, first);
 	c->mtx.pos = c->slots[first & SLOT_MASK].pos;
 	c->slot_tail = first;
 	c->sq_active = false;
 	c->rs_active = false;
 }
 
-void qp_conn_tx_open(struct qp_conn *c)
+void rdmap_conn_tx_open(struct rdmap_conn *c)
 {
-	if (c->tx_enabled || c->state != CONN_RUN)
+	if (c->tx_enabled || c->state != RDMAP_CONN_RUN)
 		return;
 	c->tx_enabled = true;
 	conn_tx_kick(c);
 }
 
-bool qp_conn_tx_pending(const struct qp_conn *c)
+bool rdmap_conn_tx_pending(const struct rdmap_conn *c)
 {
-	if (c->state == CONN_CLOSED)
+	if (c->state == RDMAP_CONN_CLOSED)
 		return false;
 	if (c->slot_head != c->slot_tail)
 		return true;
-	if (c->state == CONN_TERM)
+	if (c->state == RDMAP_CONN_TERM)
 		return !c->term_framed;
-	if (!c->tx_enabled || !c->qp)
+	if (!c->tx_enabled || !c->bound)
 		return false;
 	return c->rtr_pending || c->sq_active || c->rs_active ||
-	       c->irq_head != c->irq_tail ||
-	       __atomic_load_n(&c->qp->sq_next, __ATOMIC_RELAXED) !=
-		       __atomic_load_n(&c->qp->sq_head, __ATOMIC_ACQUIRE);
+	       c->irq_head != c->irq_tail || c->ops->sq_pending(c->owner);
 }
 
-int qp_conn_tx_iov(struct qp_conn *c, struct iovec *iov, int cap)
+int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 {
 	size_t off = c->head_off, len;
 	uint32_t s, i;
 	int n = 0;
 
-	if (c->state == CONN_CLOSED || cap <= 0)
+	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
 		return 0;
 	if (c->drop_unsent && !c->tx_busy)
 		conn_tx_drop_unsent(c);
 	conn_tx_fill(c);
 	for (s = c->slot_head; s != c->slot_tail && n < cap; s++) {
-		const struct conn_slot *sl = &c->slots[s & SLOT_MASK];
+		const struct rdmap_slot *sl = &c->slots[s & SLOT_MASK];
 
 		for (i = 0; i < sl->niov && n < cap; i++) {
 			len = sl->iov[i].iov_len;
@@ -508,15 +521,13 @@ int qp_conn_tx_iov(struct qp_conn *c, struct iovec *iov, int cap)
 	return n;
 }
 
-void qp_conn_tx_done(struct qp_conn *c, size_t n)
+void rdmap_conn_tx_done(struct rdmap_conn *c, size_t n)
 {
 	bool term_sent = false;
-	struct conn_slot *sl;
+	struct rdmap_slot *sl;
 	size_t rem;
 
 	c->tx_busy = false;
-	if (c->state == CONN_CLOSED)
-		return;
 	while (n > 0 && c->slot_head != c->slot_tail) {
 		sl = &c->slots[c->slot_head & SLOT_MASK];
 		rem = sl->wire_len - c->head_off;
@@ -527,12 +538,18 @@ void qp_conn_tx_done(struct qp_conn *c, size_t n)
 		n -= rem;
 		c->head_off = 0;
 		c->slot_head++;
-		/* RFC-FACTS §1.3: a Send/Write completes once handed to TCP */
+		if (sl->mem_ref)
+			c->ops->mem_put(c->owner, sl->mem_ref);
+		sl->mem_ref = 0;
+		/* docs/interop-notes.md §1.3: a Send/Write completes once
+		 * handed to TCP */
 		if (sl->has_sq)
 			c->sq_sent = sl->sq_done;
 		if (sl->is_term)
 			term_sent = true;
 	}
+	if (c->state == RDMAP_CONN_CLOSED)
+		return;
 	if (c->drop_unsent)
 		conn_tx_drop_unsent(c);
 	if (term_sent) {

@@ -1,5 +1,5 @@
 /*
- * verbs/conn_rx.c: qp_conn receive path. Stream octets go through the MPA
+ * rdmap/rdmap_conn_rx.c: the RDMAP engine's receive path. Stream octets go through the MPA
  * deframer (RFC 5044 §4-6); each DDP segment's header is validated (RFC 5041
  * §7, RFC 5040 §7-8) before any of its payload is placed, payload is placed
  * in order at its destination (the MR at the tagged offset, or the receive
@@ -12,13 +12,13 @@
 #include <string.h>
 
 #include "rdmap/rdmap_opcode.h"
-#include "verbs/conn.h"
+#include "rdmap/rdmap_conn_int.h"
 
 /* Content octets between two markers (RFC 5044 §5). */
 #define MPA_MARKER_SPAN (MPA_MARKER_INTERVAL - MPA_MARKER_LEN)
 
 /* Locates message offset |off| in the RQE: pointer and octets to its SGE end. */
-static uint8_t *rqe_locate(const struct iw_rqe *r, uint64_t off, size_t *room)
+static uint8_t *rqe_locate(const struct rdmap_rqe *r, uint64_t off, size_t *room)
 {
 	uint32_t i;
 
@@ -34,7 +34,7 @@ static uint8_t *rqe_locate(const struct iw_rqe *r, uint64_t off, size_t *room)
 }
 
 /* Scatters |len| octets at message offset |off| over the RQE's SGEs. */
-static void rqe_place(const struct iw_rqe *r, uint64_t off, const uint8_t *src,
+static void rqe_place(const struct rdmap_rqe *r, uint64_t off, const uint8_t *src,
 		      size_t len)
 {
 	size_t room, take;
@@ -53,13 +53,15 @@ static void rqe_place(const struct iw_rqe *r, uint64_t off, const uint8_t *src,
 }
 
 /* Send family (QN 0, RFC 5040 §5.3): binds a receive WQE to a new message. */
-static int rx_send(struct qp_conn *c, struct conn_rx_cur *cur)
+static int rx_send(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+		   const uint8_t *hdr)
 {
 	const struct ddp_hdr *h = &cur->h;
 	const struct ddp_rx_queue *q = &c->drx.q[DDP_QN_SEND];
 	uint32_t i;
 	int rc;
 
+	(void)hdr;
 	if (!q->in_msg && h->msn == q->msn && !c->have_rqe) {
 		/* RFC 6581 §7: the responder's first inbound message may be
 		 * the zero-length Send RTR; it consumes no receive WQE */
@@ -73,12 +75,12 @@ static int rx_send(struct qp_conn *c, struct conn_rx_cur *cur)
 			return 0;
 		}
 		/* RFC 5041 §7: no buffer for the message -> untagged 0x02 */
-		if (!c->qp || qp_rq_pop(c->qp, &c->rqe))
+		if (!c->bound || c->ops->recv_take(c->owner, &c->rqe))
 			return IWARP_ERR_DDP_MSN_NO_BUFFER;
 		c->have_rqe = true;
 		for (i = 0; i < c->rqe.num_sge; i++)
-			if (mr_check_local(c->ctx, &c->rqe.sge[i], c->pd,
-					   IWARP_ACCESS_LOCAL_WRITE)) {
+			if (c->ops->mem_check_local(c->owner, &c->rqe.sge[i],
+						    IWARP_ACCESS_LOCAL_WRITE)) {
 				cur->rqe_status = IWARP_WC_LOC_PROT_ERR;
 				return -EFAULT; /* local error */
 			}
@@ -101,17 +103,17 @@ static int rx_send(struct qp_conn *c, struct conn_rx_cur *cur)
  * payload goes. A zero-length segment accesses no memory, so its STag is
  * not validated (RFC 5040 §4.3; the RFC 6581 RTRs carry STag 1).
  */
-static int rx_tagged_target(struct qp_conn *c, struct conn_rx_cur *cur,
-			    int access, enum conn_rx_kind kind)
+static int rx_tagged_target(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+			    int access, enum rdmap_rx_kind kind)
 {
 	const struct ddp_hdr *h = &cur->h;
 	struct ddp_tagged_buf buf;
-	uint8_t *dst = NULL;
 	int rc;
 
 	if (cur->pay_len) {
-		rc = mr_check_remote(c->ctx, h->stag, c->pd, access, h->to,
-				     cur->pay_len, true, &dst);
+		/* held until the segment's payload is placed (or dropped) */
+		rc = c->ops->mem_get(c->owner, h->stag, access, h->to,
+				     cur->pay_len, true, &cur->dst);
 		if (rc)
 			return rc;
 	}
@@ -121,7 +123,6 @@ static int rx_tagged_target(struct qp_conn *c, struct conn_rx_cur *cur,
 	rc = ddp_rx_tagged(&c->drx, h, cur->pay_len, &buf, &cur->seg);
 	if (rc)
 		return rc;
-	cur->dst = dst;
 	cur->kind = kind;
 	return 0;
 }
@@ -132,46 +133,47 @@ static int rx_tagged_target(struct qp_conn *c, struct conn_rx_cur *cur,
  * Write as rdma_create_qp does). RFC 5040 §8: an RNIC checks the access
  * rights of the stream as well as those of the STag.
  */
-static bool rx_qp_allows(const struct qp_conn *c, int access)
+static bool rx_qp_allows(const struct rdmap_conn *c, int access)
 {
-	return c->qp && (__atomic_load_n(&c->qp->access_flags,
-					 __ATOMIC_RELAXED) &
-			 access) == access;
+	return c->bound && c->ops->stream_allows(c->owner, access);
 }
 
 /* RDMA Write segment (RFC 5040 §4.3, §8.1: remote write access). A
  * zero-length Write (the RFC 6581 RTR) touches no memory. */
-static int rx_write(struct qp_conn *c, struct conn_rx_cur *cur)
+static int rx_write(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+		    const uint8_t *hdr)
 {
+	(void)hdr;
 	if (cur->pay_len && !rx_qp_allows(c, IWARP_ACCESS_REMOTE_WRITE))
 		return IWARP_ERR_RDMAP_ACCESS;
 	return rx_tagged_target(c, cur, IWARP_ACCESS_REMOTE_WRITE, RXK_WRITE);
 }
 
 /* Read Response segment: must match the ORQ head (RFC 5040 §4.5, §5.2). */
-static int rx_read_response(struct qp_conn *c, struct conn_rx_cur *cur)
+static int rx_read_response(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+			    const uint8_t *hdr)
 {
 	const struct ddp_hdr *h = &cur->h;
-	struct conn_orq *o;
+	struct rdmap_orq *o;
 
-	if (c->orq_head == c->orq_tail)
-		return IWARP_ERR_RDMAP_RESPONSE;
+	(void)hdr;
 	o = &c->orq[c->orq_head & (c->orq_size - 1)];
 	if (h->stag != o->sink_stag)
 		return IWARP_ERR_DDP_STAG;
 	if (h->to != o->sink_to + o->got || cur->pay_len > o->size - o->got ||
 	    (h->last && o->got + cur->pay_len != o->size))
 		return IWARP_ERR_DDP_BOUNDS;
-	/* the sink MR may carry LOCAL_WRITE or REMOTE_WRITE (RFC-FACTS §0.8;
+	/* the sink MR may carry LOCAL_WRITE or REMOTE_WRITE (docs/interop-notes.md §0.8;
 	 * mr_check_remote grants LOCAL_WRITE for either) */
 	return rx_tagged_target(c, cur, IWARP_ACCESS_LOCAL_WRITE, RXK_RRESP);
 }
 
 /* RDMA Read Request (QN 1, RFC 5040 §4.4, §5.2; IRD, RFC 6581 §5). */
-static int rx_read_request(struct qp_conn *c, struct conn_rx_cur *cur,
-			   const uint8_t *hdr, size_t hdr_len)
+static int rx_read_request(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+			   const uint8_t *hdr)
 {
-	const uint8_t *src = NULL;
+	size_t hdr_len = cur->hdr_len;
+	struct rdmap_mem m;
 	int rc;
 
 	if (cur->ulpdu_len > RDMAP_RREQ_MSG_LEN)
@@ -189,29 +191,28 @@ static int rx_read_request(struct qp_conn *c, struct conn_rx_cur *cur,
 	if (c->irq_tail - c->irq_head >= c->ird)
 		return IWARP_ERR_RDMAP_IRD;
 	if (cur->rr.size) {
-		uint8_t *p = NULL;
-
 		if (!rx_qp_allows(c, IWARP_ACCESS_REMOTE_READ))
 			return IWARP_ERR_RDMAP_ACCESS;
-		rc = mr_check_remote(c->ctx, cur->rr.src_stag, c->pd,
+		/* validated now (RFC 5040 §8); every Read Response segment
+		 * takes its own reference when it is framed */
+		rc = c->ops->mem_get(c->owner, cur->rr.src_stag,
 				     IWARP_ACCESS_REMOTE_READ, cur->rr.src_to,
-				     cur->rr.size, false, &p);
+				     cur->rr.size, false, &m);
 		if (rc)
 			return rc;
-		src = p;
+		c->ops->mem_put(c->owner, m.ref);
 	}
-	cur->src = src;
 	cur->kind = RXK_RREQ;
 	return 0;
 }
 
 /* Terminate (QN 2, RFC 5040 §4.8): gathered whole, decoded when done. */
-static int rx_terminate(struct qp_conn *c, struct conn_rx_cur *cur,
+static int rx_terminate(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 			const uint8_t *hdr)
 {
 	if (cur->ulpdu_len > RDMAP_TERM_MAX_LEN)
 		return IWARP_ERR_RDMAP_TERMINATE;
-	ddp_rx_post(&c->drx, DDP_QN_TERMINATE, CONN_TERM_BODY);
+	ddp_rx_post(&c->drx, DDP_QN_TERMINATE, RDMAP_CONN_TERM_BODY);
 	if (ddp_rx_untagged(&c->drx, &cur->h, cur->pay_len, &cur->seg))
 		return IWARP_ERR_RDMAP_TERMINATE;
 	memcpy(c->term_buf, hdr, DDP_UNTAGGED_HDR_LEN);
@@ -219,12 +220,46 @@ static int rx_terminate(struct qp_conn *c, struct conn_rx_cur *cur,
 	return 0;
 }
 
+/* When an opcode may arrive (the dispatcher's "allowed-when" column). */
+enum rx_when {
+	RX_ALWAYS,   /* any time in full operation */
+	RX_ORQ,      /* only while a Read Request of ours is outstanding */
+};
+
+/*
+ * The receive dispatcher: one row per RFC 5040 §4.2 opcode. The header
+ * length and the queue number of each opcode are the rows of
+ * rdmap_opcode_table (rdmap_hdr_len, rdmap_hdr_check); this table adds
+ * the handler that validates the segment and decides where its payload
+ * goes, and when the opcode may arrive at all. Rows left empty are the
+ * opcodes rdmap_hdr_check already refuses (RFC 7306, reserved).
+ */
+static const struct rx_row {
+	int (*handler)(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+		       const uint8_t *hdr);
+	enum rx_when when;
+	int refused;        /* the error when not allowed now */
+} rx_table[RDMAP_OPCODE_COUNT] = {
+	[RDMAP_OP_WRITE] = {rx_write, RX_ALWAYS, 0},                 /* §4.3 */
+	[RDMAP_OP_READ_REQUEST] = {rx_read_request, RX_ALWAYS, 0},   /* §4.4 */
+	/* §4.5: a Read Response answers our oldest outstanding Read */
+	[RDMAP_OP_READ_RESPONSE] = {rx_read_response, RX_ORQ,
+				    IWARP_ERR_RDMAP_RESPONSE},
+	[RDMAP_OP_SEND] = {rx_send, RX_ALWAYS, 0},                   /* §4.6 */
+	[RDMAP_OP_SEND_INV] = {rx_send, RX_ALWAYS, 0},
+	[RDMAP_OP_SEND_SE] = {rx_send, RX_ALWAYS, 0},
+	[RDMAP_OP_SEND_SE_INV] = {rx_send, RX_ALWAYS, 0},
+	[RDMAP_OP_TERMINATE] = {rx_terminate, RX_ALWAYS, 0},         /* §4.8 */
+};
+
 /* A HEADER event: decode and validate, decide where the payload goes. */
-static void rx_header(struct qp_conn *c, const struct mpa_rx_event *ev)
+static void rx_header(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 {
-	struct conn_rx_cur *cur = &c->cur;
+	struct rdmap_rx_cur *cur = &c->cur;
+	const struct rx_row *row;
 	int rc;
 
+	conn_rx_release(c);
 	memset(cur, 0, sizeof(*cur));
 	cur->kind = RXK_DISCARD;
 	cur->rqe_status = IWARP_WC_WR_FLUSH_ERR;
@@ -233,9 +268,9 @@ static void rx_header(struct qp_conn *c, const struct mpa_rx_event *ev)
 							sizeof(cur->hdr);
 	memcpy(cur->hdr, ev->hdr, cur->hdr_len);
 	cur->pay_len = (uint32_t)(ev->ulpdu_len - ev->hdr_len);
-	/* large FPDUs stream in place (qp_conn_rx_iov) */
-	if (cur->pay_len >= CONN_DP_BIG)
-		c->rx_big = CONN_RX_BIG_CREDIT;
+	/* large FPDUs stream in place (rdmap_conn_rx_iov) */
+	if (cur->pay_len >= RDMAP_CONN_DP_BIG)
+		c->rx_big = RDMAP_CONN_RX_BIG_CREDIT;
 	else if (c->rx_big)
 		c->rx_big--;
 	rc = ddp_hdr_decode(&cur->h, ev->hdr, ev->hdr_len);
@@ -247,23 +282,16 @@ static void rx_header(struct qp_conn *c, const struct mpa_rx_event *ev)
 	rc = rdmap_hdr_check(&cur->h);
 	if (rc)
 		goto err;
-	if (cur->h.tagged) {
-		rc = cur->h.opcode == RDMAP_OP_WRITE ? rx_write(c, cur) :
-						       rx_read_response(c, cur);
-	} else {
-		switch (cur->h.qn) {
-		case DDP_QN_SEND:
-			rc = rx_send(c, cur);
-			break;
-		case DDP_QN_READ_REQUEST:
-			rc = rx_read_request(c, cur, ev->hdr, ev->hdr_len);
-			break;
-		case DDP_QN_TERMINATE:
-		default:
-			rc = rx_terminate(c, cur, ev->hdr);
-			break;
-		}
+	row = &rx_table[cur->h.opcode & RDMAP_CTRL_OPCODE_MASK];
+	if (!row->handler) {
+		rc = IWARP_ERR_RDMAP_OPCODE; /* rdmap_hdr_check refused it */
+		goto err;
 	}
+	if (row->when == RX_ORQ && c->orq_head == c->orq_tail) {
+		rc = row->refused;
+		goto err;
+	}
+	rc = row->handler(c, cur, ev->hdr);
 	if (!rc)
 		return;
 err:
@@ -273,16 +301,16 @@ err:
 }
 
 /* A PAYLOAD event: place in order. */
-static void rx_payload(struct qp_conn *c, const struct mpa_rx_event *ev)
+static void rx_payload(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 {
-	struct conn_rx_cur *cur = &c->cur;
+	struct rdmap_rx_cur *cur = &c->cur;
 	size_t off;
 
 	switch (cur->kind) {
 	case RXK_WRITE:
 	case RXK_RRESP:
-		if (cur->dst)
-			memcpy(cur->dst + ev->data_off, ev->data,
+		if (cur->dst.ptr)
+			memcpy(cur->dst.ptr + ev->data_off, ev->data,
 			       ev->data_len);
 		break;
 	case RXK_SEND:
@@ -303,7 +331,7 @@ static void rx_payload(struct qp_conn *c, const struct mpa_rx_event *ev)
 }
 
 /* The Send message completed (RFC 5040 §5.3, §6.4 for the Invalidate). */
-static void rx_send_complete(struct qp_conn *c, struct conn_rx_cur *cur)
+static void rx_send_complete(struct rdmap_conn *c, struct rdmap_rx_cur *cur)
 {
 	const struct rdmap_opcode_info *oi = rdmap_opcode_get(cur->h.opcode);
 	unsigned int flags = 0;
@@ -314,7 +342,7 @@ static void rx_send_complete(struct qp_conn *c, struct conn_rx_cur *cur)
 		flags |= IWARP_WC_WITH_SE;
 	if (oi->invalidate) {
 		inv = cur->h.rsvdulp;
-		rc = mr_invalidate(c->ctx, inv, c->pd);
+		rc = c->ops->invalidate(c->owner, inv);
 		if (rc) {
 			/* RDMAP 0x09: STag cannot be invalidated */
 			cur->rqe_status = IWARP_WC_LOC_PROT_ERR;
@@ -328,14 +356,15 @@ static void rx_send_complete(struct qp_conn *c, struct conn_rx_cur *cur)
 }
 
 /* An FPDU_DONE event: the CRC matched; deliver. */
-static void rx_fpdu_done(struct qp_conn *c)
+static void rx_fpdu_done(struct rdmap_conn *c)
 {
-	struct conn_rx_cur *cur = &c->cur;
+	struct rdmap_rx_cur *cur = &c->cur;
 	struct rdmap_term t;
-	struct conn_orq *o;
-	struct conn_irq *e;
+	struct rdmap_orq *o;
+	struct rdmap_irq *e;
 
 	if (cur->err) {
+		conn_rx_release(c);
 		conn_fail(c, cur->err, true);
 		return;
 	}
@@ -360,7 +389,6 @@ static void rx_fpdu_done(struct qp_conn *c)
 	case RXK_RREQ:
 		e = &c->irq[c->irq_tail++ & (c->irq_size - 1)];
 		e->rr = cur->rr;
-		e->src = cur->src;
 		break;
 	case RXK_TERM:
 		if (rdmap_term_decode(&t, NULL, c->term_buf, cur->ulpdu_len) <
@@ -377,16 +405,17 @@ static void rx_fpdu_done(struct qp_conn *c)
 	case RXK_SEND_RTR:
 		break;
 	}
+	conn_rx_release(c);
 	cur->kind = RXK_NONE;
 }
 
 /* Bulk mode: parse |len| received octets in place. */
-static void conn_rx_bulk(struct qp_conn *c, const uint8_t *buf, size_t len)
+static void conn_rx_bulk(struct rdmap_conn *c, const uint8_t *buf, size_t len)
 {
 	struct mpa_rx_event ev;
 	ssize_t r;
 
-	while (len > 0 && c->state == CONN_RUN) {
+	while (len > 0 && c->state == RDMAP_CONN_RUN) {
 		r = mpa_rx_process(&c->mrx, buf, len, &ev);
 		if (r < 0) {
 			/* LLP errors (CRC 0x02, marker 0x03), RFC 5044 §8 */
@@ -417,20 +446,20 @@ static void conn_rx_bulk(struct qp_conn *c, const uint8_t *buf, size_t len)
  * is parsed from it and that FPDU's payload is then received in place;
  * otherwise the whole buffer.
  */
-static size_t rx_bulk_len(const struct qp_conn *c)
+static size_t rx_bulk_len(const struct rdmap_conn *c)
 {
 	const struct mpa_rx *m = &c->mrx;
-	size_t len = CONN_RX_LOOKAHEAD;
+	size_t len = RDMAP_CONN_RX_LOOKAHEAD;
 
 	if (!c->rx_big || c->rx_behind)
-		return CONN_RX_BUF;
+		return RDMAP_CONN_RX_BUF;
 	if (mpa_rx_get_state(m) == MPA_RX_GET_PAYLOAD) {
 		len += m->pay_len - m->pay_got + m->pad_len + MPA_CRC_LEN;
 		/* markers: one per 508 content octets, rounded up */
 		if (m->markers)
 			len += MPA_MARKER_LEN * (len / MPA_MARKER_SPAN + 1);
 	}
-	return len < CONN_RX_BUF ? len : CONN_RX_BUF;
+	return len < RDMAP_CONN_RX_BUF ? len : RDMAP_CONN_RX_BUF;
 }
 
 /*
@@ -439,25 +468,25 @@ static size_t rx_bulk_len(const struct qp_conn *c)
  * Returns the iovec count, or 0 when the payload goes through the bulk
  * buffer.
  */
-static int rx_dp_iov(struct qp_conn *c, struct iovec *iov, int cap,
+static int rx_dp_iov(struct rdmap_conn *c, struct iovec *iov, int cap,
 		     size_t *total)
 {
-	struct conn_rx_cur *cur = &c->cur;
+	struct rdmap_rx_cur *cur = &c->cur;
 	size_t left, room = 0, off;
 	uint8_t *dst = NULL;
 	int n, i;
 
-	if (c->state != CONN_RUN || cur->err ||
+	if (c->state != RDMAP_CONN_RUN || cur->err ||
 	    mpa_rx_get_state(&c->mrx) != MPA_RX_GET_PAYLOAD ||
-	    c->mrx.pay_len - c->mrx.pay_got < CONN_DP_MIN)
+	    c->mrx.pay_len - c->mrx.pay_got < RDMAP_CONN_DP_MIN)
 		return 0;
 	left = c->mrx.pay_len - c->mrx.pay_got;
 	off = c->mrx.pay_got;
 	switch (cur->kind) {
 	case RXK_WRITE:
 	case RXK_RRESP:
-		if (cur->dst) {
-			dst = cur->dst + off;
+		if (cur->dst.ptr) {
+			dst = cur->dst.ptr + off;
 			room = left;
 		}
 		break;
@@ -484,14 +513,14 @@ static int rx_dp_iov(struct qp_conn *c, struct iovec *iov, int cap,
 	return n;
 }
 
-int qp_conn_rx_iov(struct qp_conn *c, struct iovec *iov, int cap)
+int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 {
 	size_t total = 0;
 	int n;
 
 	c->dp_active = false;
 	c->dp_len = 0;
-	if (c->state == CONN_CLOSED || cap <= 0)
+	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
 		return 0;
 	/* direct placement: a large payload goes straight to its target,
 	 * and the bulk buffer after it takes the trailer and what follows */
@@ -501,9 +530,9 @@ int qp_conn_rx_iov(struct qp_conn *c, struct iovec *iov, int cap)
 		c->dp_len = total;
 		if (n < cap) {
 			iov[n].iov_base = c->rxbuf;
-			iov[n].iov_len = CONN_RX_BUF;
+			iov[n].iov_len = RDMAP_CONN_RX_BUF;
 			if (c->rx_big && !c->rx_behind)
-				iov[n].iov_len = CONN_RX_LOOKAHEAD;
+				iov[n].iov_len = RDMAP_CONN_RX_LOOKAHEAD;
 			total += iov[n++].iov_len;
 		}
 		c->rx_req = total;
@@ -515,22 +544,26 @@ int qp_conn_rx_iov(struct qp_conn *c, struct iovec *iov, int cap)
 	return 1;
 }
 
-void qp_conn_rx_done(struct qp_conn *c, size_t n)
+void rdmap_conn_rx_done(struct rdmap_conn *c, size_t n)
 {
 	size_t k;
 	ssize_t r;
 
-	if (c->state == CONN_CLOSED)
+	if (c->state == RDMAP_CONN_CLOSED || n == 0) {
+		/* over, or a cancelled receive (memory revoked) */
+		c->dp_active = false;
+		conn_rx_release(c);
 		return;
+	}
 	/* a bounded receive that was filled means the receiver is behind:
 	 * then fewer, larger receives beat avoiding the copy */
-	c->rx_behind = n >= c->rx_req && c->rx_req < CONN_RX_BUF;
+	c->rx_behind = n >= c->rx_req && c->rx_req < RDMAP_CONN_RX_BUF;
 	if (c->dp_active) {
 		c->dp_active = false;
 		k = n < c->dp_len ? n : c->dp_len;
 		r = mpa_rx_commit(&c->mrx, k);
 		if (r < 0) {
-			if (c->state == CONN_RUN)
+			if (c->state == RDMAP_CONN_RUN)
 				conn_fail(c, (int)r, false);
 		} else if (n > k) {
 			conn_rx_bulk(c, c->rxbuf, n - k);
@@ -538,12 +571,14 @@ void qp_conn_rx_done(struct qp_conn *c, size_t n)
 	} else {
 		conn_rx_bulk(c, c->rxbuf, n);
 	}
+	if (c->state != RDMAP_CONN_RUN)
+		conn_rx_release(c);
 	conn_tx_kick(c);
 }
 
-int qp_conn_rx_prefill(struct qp_conn *c, const void *buf, size_t len)
+int rdmap_conn_rx_prefill(struct rdmap_conn *c, const void *buf, size_t len)
 {
-	if (c->state == CONN_CLOSED)
+	if (c->state == RDMAP_CONN_CLOSED)
 		return -EPIPE;
 	conn_rx_bulk(c, buf, len);
 	conn_tx_kick(c);

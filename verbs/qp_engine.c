@@ -1,7 +1,8 @@
 /*
- * verbs/conn_engine.c: glue between the sans-I/O qp_conn and an io/ep.h
- * endpoint of the context's progress engine, plus the three engine hooks
- * verbs calls (engine_qp_kick, engine_qp_state_change, engine_progress).
+ * verbs/qp_engine.c: glue between a qp_conn (its sans-I/O RDMAP engine)
+ * and an io/ep.h endpoint of the context's progress engine, plus the
+ * engine hooks verbs calls (engine_qp_kick, engine_qp_state_change,
+ * engine_progress, engine_mem_revoke).
  *
  * Threads: the endpoint callbacks run on the engine thread. The hooks are
  * called by application threads and hop onto the engine thread (a per-conn
@@ -16,7 +17,7 @@
 #include "io/engine.h"
 #include "io/ep.h"
 #include "util/mem.h"
-#include "verbs/conn.h"
+#include "verbs/qp_conn.h"
 
 /* Per-conn engine state. */
 struct conn_glue {
@@ -82,12 +83,19 @@ static void glue_term_expired(void *arg)
 	qp_conn_term_expired(g->conn);
 }
 
+static void glue_cancel_rx(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	ep_cancel_rx(g->ep);
+}
+
 static void glue_term_queued(void *arg)
 {
 	struct conn_glue *g = arg;
 
 	/* -ENOMEM: no deadline; the TERMINATE still leaves when TCP can */
-	(void)engine_timer_start(g->eng, &g->term, CONN_TERM_LINGER_MS,
+	(void)engine_timer_start(g->eng, &g->term, RDMAP_CONN_TERM_LINGER_MS,
 				 glue_term_expired, g);
 }
 
@@ -95,6 +103,7 @@ static const struct qp_conn_io glue_io = {
 	.kick_tx = glue_kick_tx,
 	.shutdown = glue_shutdown,
 	.term_queued = glue_term_queued,
+	.cancel_rx = glue_cancel_rx,
 };
 
 /* Doorbell work item (engine thread): new WQEs were posted. */
@@ -109,22 +118,36 @@ static void glue_doorbell(void *arg)
 	qp_conn_sq_kick(g->conn);
 }
 
-/* conn->glue_free: closes the endpoint and releases the glue. */
+/* The endpoint's I/O drained after glue_free: the conn's buffers and the
+ * memory references of its FPDUs are no longer in use. */
+static void glue_drained(void *arg)
+{
+	qp_conn_free(arg);
+}
+
+/* conn->glue_free: closes the endpoint, releases the glue, and frees the
+ * conn once the endpoint has no receive or send in flight (a cancelled
+ * io_uring operation may still be writing into the receive buffer). */
 static void glue_free(struct qp_conn *conn)
 {
 	struct conn_glue *g = conn->glue;
+	struct endpoint *ep;
 
 	conn->glue = NULL;
 	conn->glue_free = NULL;
-	if (!g)
+	conn->io = NULL;
+	if (!g) {
+		qp_conn_free(conn);
 		return;
+	}
+	ep = g->ep;
 	engine_timer_cancel(g->eng, &g->term);
-	ep_close(g->ep);
 	/* a doorbell still queued frees the glue when it runs */
 	if (atomic_load(&g->doorbell.queued))
 		g->dead = true;
 	else
 		iw_free(g);
+	ep_close_then(ep, glue_drained, conn);
 }
 
 int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
@@ -141,11 +164,13 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	g->eng = ep_engine(ep);
 	engine_work_init(&g->doorbell, glue_doorbell, g);
 	engine_timer_init(&g->term);
-	if (!conn->fpdu_max) {
-		/* FPDU <= MSS, a multiple of 8 as siw (RFC-FACTS §0.4) */
+	if (!conn->rc->fpdu_max) {
+		/* FPDU <= MSS, a multiple of 8 as siw (docs/interop-notes.md
+		 * §0.4) */
 		mss = ep_mss(ep);
-		conn->fpdu_max = mss > 64 ? (size_t)mss & ~(size_t)7 :
-					    CONN_FPDU_DEFAULT;
+		rdmap_conn_set_fpdu_max(conn->rc,
+					mss > 64 ? (size_t)mss & ~(size_t)7 :
+						   RDMAP_CONN_FPDU_DEFAULT);
 	}
 	rc = ep_set_owner(ep, &conn_ep_ops, conn, carry, len);
 	if (rc) {
@@ -212,4 +237,27 @@ int engine_progress(struct engine *eng)
 	if (!eng)
 		return -EINVAL;
 	return engine_run_once(eng, 0);
+}
+
+struct revoke_call {
+	struct iwarp_context *ctx;
+	uint32_t stag;
+};
+
+static void revoke_fn(void *arg)
+{
+	struct revoke_call *rc = arg;
+
+	(void)qp_conn_revoke_all(rc->ctx, rc->stag);
+}
+
+void engine_mem_revoke(struct iwarp_context *ctx, uint32_t stag)
+{
+	struct revoke_call rc = {.ctx = ctx, .stag = stag};
+
+	if (!ctx->engine) {
+		revoke_fn(&rc);
+		return;
+	}
+	engine_call_sync(ctx->engine, revoke_fn, &rc);
 }

@@ -1,5 +1,5 @@
 /*
- * verbs/conn_term.c: qp_conn TERMINATE handling (RFC 5040 §4.8, §5.4,
+ * rdmap/rdmap_conn_term.c: RDMAP engine TERMINATE handling (RFC 5040 §4.8, §5.4,
  * RFC 5041 §7, RFC 5044 §8): sending one for a violation we detected, and
  * acting on one the peer sent.
  */
@@ -9,14 +9,15 @@
 #include <string.h>
 
 #include "rdmap/rdmap_opcode.h"
-#include "verbs/conn.h"
+#include "rdmap/rdmap_conn_int.h"
 
 /* Stops normal operation and queues the TERMINATE in c->term. */
-static void conn_start_term(struct qp_conn *c)
+static void conn_start_term(struct rdmap_conn *c)
 {
-	c->state = CONN_TERM;
+	c->state = RDMAP_CONN_TERM;
 	c->cause = c->term.cause;
 	c->cause_valid = true;
+	conn_rx_release(c); /* input is discarded from now on */
 	/* a receive WQE bound to the failed message completes now, with the
 	 * status of the failure (e.g. LOC_LEN_ERR for "message too long") */
 	if (c->have_rqe)
@@ -25,28 +26,28 @@ static void conn_start_term(struct qp_conn *c)
 		c->drop_unsent = true;
 	else
 		conn_tx_drop_unsent(c);
-	if (c->io && c->io->kick_tx)
-		c->io->kick_tx(c->io_arg);
+	if (c->ops->kick_tx)
+		c->ops->kick_tx(c->owner);
 	/* RFC 5040 §5.4 asks for the TERMINATE to be sent "if possible";
 	 * it must not keep the QP out of ERR when the peer stopped reading */
-	if (c->state == CONN_TERM && c->io && c->io->term_queued)
-		c->io->term_queued(c->io_arg);
+	if (c->state == RDMAP_CONN_TERM && c->ops->term_queued)
+		c->ops->term_queued(c->owner);
 }
 
-void qp_conn_term_expired(struct qp_conn *c)
+void rdmap_conn_term_expired(struct rdmap_conn *c)
 {
-	if (c->state != CONN_TERM)
+	if (c->state != RDMAP_CONN_TERM)
 		return;
 	conn_finish(c, c->close_err, true);
 }
 
-void conn_fail(struct qp_conn *c, int err, bool attach)
+void conn_fail(struct rdmap_conn *c, int err, bool attach)
 {
 	struct iwarp_term_cause cause;
-	struct conn_rx_cur *cur = &c->cur;
+	struct rdmap_rx_cur *cur = &c->cur;
 	bool rreq;
 
-	if (c->state != CONN_RUN)
+	if (c->state != RDMAP_CONN_RUN)
 		return;
 	c->close_err = err;
 	if (err == IWARP_ERR_RDMAP_TERMINATE) {
@@ -87,9 +88,9 @@ void conn_fail(struct qp_conn *c, int err, bool attach)
 	conn_start_term(c);
 }
 
-void conn_fail_cause(struct qp_conn *c, const struct iwarp_term_cause *cause)
+void conn_fail_cause(struct rdmap_conn *c, const struct iwarp_term_cause *cause)
 {
-	if (c->state != CONN_RUN)
+	if (c->state != RDMAP_CONN_RUN)
 		return;
 	memset(&c->term, 0, sizeof(c->term));
 	c->term.cause = *cause;
@@ -108,22 +109,18 @@ static enum iwarp_wc_status term_status(const struct iwarp_term_cause *t)
 	return IWARP_WC_REM_OP_ERR;
 }
 
-void conn_term_received(struct qp_conn *c, const struct rdmap_term *t)
+void conn_term_received(struct rdmap_conn *c, const struct rdmap_term *t)
 {
-	struct iw_qp *qp = c->qp;
-	struct conn_orq *o = NULL;
-	uint32_t i, tail;
+	enum iwarp_wc_status status = term_status(&t->cause);
+	struct rdmap_orq *o = NULL;
 	bool reads = true;
+	uint32_t i, oldest;
 
-	if (c->state != CONN_RUN)
+	if (c->state != RDMAP_CONN_RUN)
 		return;
 	c->cause = t->cause;
 	c->cause_valid = true;
-	if (qp) {
-		pthread_mutex_lock(&qp->lock);
-		qp->term_received = true;
-		pthread_mutex_unlock(&qp->lock);
-	}
+	c->cause_received = true;
 	/* which Read the TERMINATE answers: the attached header when it is a
 	 * tagged or Send header names no Read; otherwise the oldest Read */
 	if (t->d && (t->ddp_hdr[0] & DDP_CTRL_T))
@@ -137,27 +134,33 @@ void conn_term_received(struct qp_conn *c, const struct rdmap_term *t)
 			break;
 		}
 	}
-	if (o && qp) {
-		/* complete what precedes the Read, then the Read itself */
-		c->orq_head = i;
-		c->orq_tail = i + 1;
-		o->in_sq = false;
-		if ((int32_t)(c->sq_sent - o->sq_idx) > 0) {
-			uint32_t keep = c->sq_sent;
-
-			c->sq_sent = o->sq_idx;
-			conn_sq_progress(c);
-			c->sq_sent = keep;
-		}
-		tail = __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE);
-		if (tail == o->sq_idx) {
-			conn_sq_fail_one(c, term_status(&t->cause),
-					 conn_vendor_err(&t->cause));
-			/* what follows the failed Read is flushed */
-			c->sq_sent = o->sq_idx + 1;
+	if (c->bound) {
+		/* what was answered before completes; the first unanswered
+		 * Read stops it (RFC 5040 §5.2) */
+		if (o)
+			c->orq_head = i;
+		conn_sq_progress(c);
+		oldest = c->ops->sq_oldest(c->owner);
+		/*
+		 * The oldest WQE still uncompleted is the one the peer's
+		 * error ends: the Read it names, else the oldest Read still
+		 * unanswered or the message being sent. It completes with
+		 * the remote status and the cause in vendor_err (RFC 5040
+		 * §5.4); what follows is flushed. A WQE never sent is only
+		 * flushed.
+		 */
+		if (o ? oldest == o->sq_idx :
+			(int32_t)(c->sq_sent - oldest) > 0 ||
+				(c->sq_active && c->sq_idx == oldest)) {
+			conn_sq_fail_one(c, status, rdmap_vendor_err(&t->cause));
+			/* what follows the failed WQE is flushed */
+			c->sq_sent = oldest + 1;
+			if (o) {
+				o->in_sq = false;
+				c->orq_head = i + 1;
+			}
 		}
 	}
-	c->orq_head = c->orq_tail;
 	if (c->have_rqe)
 		conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0, true);
 	/* RFC 5040 §5.4: the stream is terminated; no reply */

@@ -1,0 +1,412 @@
+/*
+ * rdmap/rdmap_conn.h: the per-connection RDMAP engine, sans-I/O.
+ *
+ * An rdmap_conn runs one connection in full MPA operation (after the MPA
+ * Request/Reply): it turns the owner's send WQEs and the Read Responses it
+ * owes into FPDUs handed out as iovecs (headers from per-FPDU scratch,
+ * payload straight from registered memory, no copy), and it consumes
+ * received stream octets, placing payload in order straight into the
+ * target memory (the region at the tagged offset, or the receive WQE at
+ * the message offset) and reporting completions. It never touches sockets,
+ * io_uring, clocks or the verbs objects: it reaches memory, queues,
+ * completions and its driver only through struct rdmap_ops, supplied by
+ * its owner (verbs/qp_conn.c binds a QP to it; tests use fake ops).
+ *
+ * Reading order for a newcomer: this header; rdmap_conn_rx.c (the receive
+ * state machine: deframe, dispatch by the opcode table, place, complete);
+ * rdmap_conn_tx.c (WQEs, Read Responses and the TERMINATE to FPDUs);
+ * rdmap_conn_term.c (failing a connection, a received TERMINATE);
+ * rdmap_conn.c (lifetime, completions, the move to ERR).
+ *
+ * Protocol (RFC 5040 RDMAP, RFC 5041 DDP, RFC 5044 MPA, RFC 6581):
+ * - TX: Send (3), Send with SE (5), Send with Invalidate (4/6), RDMA Write
+ *   (0), RDMA Read Request (1, QN 1), Read Response (2) and Terminate (7,
+ *   QN 2). Each message is segmented (ddp_seg_next) to the largest ULPDU
+ *   whose FPDU fits |fpdu_max| octets at the current stream position
+ *   (markers included), then framed with mpa_tx_frame. A Send or Write WQE
+ *   completes when all its octets were accepted by the transport (as siw);
+ *   a Read WQE when its Read Response has fully arrived. Completions are in
+ *   SQ order. At most |ord| Read Requests are outstanding (ORQ); IWARP_SEND_
+ *   FENCE waits for prior Reads. Read Responses (IRQ, at most |ird|) are
+ *   interleaved with SQ traffic at FPDU granularity, never inside a tagged
+ *   (Write) message (RFC 5041 §5.1), and in bounded bursts
+ *   (RDMAP_CONN_RESP_BURST FPDUs) so that inbound Read Requests cannot
+ *   starve the send queue.
+ * - RX: bulk receive into a 1 MiB buffer parsed in place (mpa_rx bulk mode);
+ *   large payloads are received straight into their destination
+ *   (mpa_rx_payload_iov / mpa_rx_commit), with a bulk tail after them that
+ *   catches the trailer and the next header in the same receive. Every
+ *   header is validated before any payload of its segment is placed; a
+ *   violation is reported after the FPDU's CRC was verified (a corrupted
+ *   FPDU is a CRC error, not a protocol error), and nothing of a failed
+ *   message is completed successfully.
+ * - Memory: every region the engine places into or reads from is held by a
+ *   reference (ops->mem_get / mem_put) for as long as the engine or a
+ *   transport operation it started may touch it; rdmap_conn_mem_revoke
+ *   asks the engine to let go of a region being deregistered.
+ * - Errors: a protocol violation by the peer sends a TERMINATE with the
+ *   RFC's cause and the offending DDP header attached, then the stream is
+ *   shut down and the owner moves the QP to ERR (ops->set_error). A
+ *   received TERMINATE fails the WR it names with the matching remote
+ *   status. Connection loss flushes.
+ * - RFC 6581 P2P: the initiator's first FPDU is the negotiated zero-length
+ *   RTR (Write: STag 1 TO 0; Read: sink STag 1, size 0, one ORQ slot; Send);
+ *   the responder transmits nothing before the first inbound FPDU (also in
+ *   client-server mode, where the active side sends first, RFC 5044 §7.1).
+ *
+ * Threads: every rdmap_conn_* call happens on one thread (the owner's
+ * engine thread); ops are called on that thread.
+ */
+#ifndef IWARP_RDMAP_RDMAP_CONN_H
+#define IWARP_RDMAP_RDMAP_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ddp/ddp_rx.h"
+#include "ddp/ddp_segment.h"
+#include "iwarp/iwarp.h"
+#include "mpa/mpa_negotiate.h"
+#include "mpa/mpa_rx.h"
+#include "mpa/mpa_tx.h"
+#include "rdmap/rdmap_rreq.h"
+#include "rdmap/rdmap_term.h"
+#include "rdmap/rdmap_wr.h"
+
+/* Tunables. */
+#define RDMAP_CONN_RX_BUF (1u << 20)  /* bulk receive buffer, one per conn */
+#define RDMAP_CONN_DP_MIN 4096u       /* receive payload at least this long in place */
+#define RDMAP_CONN_DP_BIG 16384u      /* "large FPDU" payload: stream them in place */
+#define RDMAP_CONN_RX_LOOKAHEAD 512u  /* bulk octets read after/between large FPDUs */
+#define RDMAP_CONN_RX_BIG_CREDIT 8u   /* small FPDUs after a large one still bounded */
+#define RDMAP_CONN_TX_SLOTS 128u      /* FPDUs framed ahead (power of two) */
+#define RDMAP_CONN_SLOT_IOV 40u       /* iovecs of one framed FPDU */
+#define RDMAP_CONN_MARKER_FPDU 4096u  /* FPDU cap with markers (bounds the iovecs) */
+#define RDMAP_CONN_FPDU_DEFAULT 1448u /* fpdu_max 0 and no MSS known */
+#define RDMAP_CONN_RESP_BURST 16u     /* Read Response FPDUs before the SQ gets a turn */
+#define RDMAP_CONN_MAX_IRD_ORD 128u   /* as siw */
+#define RDMAP_CONN_TERM_BODY (RDMAP_TERM_MAX_LEN - DDP_UNTAGGED_HDR_LEN) /* 52 */
+/* How long a queued TERMINATE may wait for TCP to take it (a peer that
+ * stopped reading) before the connection ends without it. */
+#define RDMAP_CONN_TERM_LINGER_MS 1000u
+
+/* Memory the engine may touch, held by a reference (ops->mem_get). */
+struct rdmap_mem {
+	uint8_t *ptr;   /* the octet at the requested TO */
+	uint32_t ref;   /* the reference to give back (ops->mem_put); 0: none */
+};
+
+/*
+ * What the engine asks of its owner. Every callback runs on the engine's
+ * thread; |owner| is the pointer given to rdmap_conn_create. All are
+ * required unless marked optional.
+ */
+struct rdmap_ops {
+	/* ---- memory (RFC 5040 §8, RFC 5041 §7) ---- */
+	/*
+	 * Resolves STag |stag| for a remote access of |len| octets at |to|
+	 * with rights |access| (IWARP_ACCESS_REMOTE_WRITE, _REMOTE_READ, or
+	 * _LOCAL_WRITE for a Read Response sink), checking validity, the
+	 * stream's PD, rights, TO wrap and bounds. On success fills |out| and
+	 * takes a reference that keeps the memory from being released until
+	 * mem_put(out->ref). Returns 0 or the IWARP_ERR_* of the first failed
+	 * check (DDP tagged codes when |tagged_ddp|, else RDMAP codes).
+	 */
+	int (*mem_get)(void *owner, uint32_t stag, int access, uint64_t to,
+		       uint64_t len, bool tagged_ddp, struct rdmap_mem *out);
+	/* Gives back a reference taken by mem_get. */
+	void (*mem_put)(void *owner, uint32_t ref);
+	/* Local SGE check (lkey, PD, bounds, |access|): 0 or -errno. */
+	int (*mem_check_local)(void *owner, const struct iwarp_sge *sge,
+			       int access);
+	/* Remote invalidation of |stag| (Send with Invalidate, RFC 5040 §6.2):
+	 * 0 or IWARP_ERR_RDMAP_INVALIDATE / _STAG / _STAG_STREAM. */
+	int (*invalidate)(void *owner, uint32_t stag);
+	/* The stream's own access rights (RFC 5040 §8) include |access|. */
+	bool (*stream_allows)(void *owner, int access);
+
+	/* ---- receive queue ---- */
+	/* Takes the oldest receive WQE (RQ or SRQ) into |out|: 0 or -ENOENT.
+	 * The engine then owns it and completes it (recv_complete). */
+	int (*recv_take)(void *owner, struct rdmap_rqe *out);
+	/* Reports the completion |wc| of a receive WQE taken before.
+	 * |solicited|: fires a solicited-only notification. Returns 0, or
+	 * -ENOSPC when the completion could not be queued (CQ overflow). */
+	int (*recv_complete)(void *owner, const struct iwarp_wc *wc,
+			     bool solicited);
+
+	/* ---- send queue (free-running indices) ---- */
+	/* The next WQE not yet started, if the queue may start one now (QP
+	 * in RTS): sets *idx and returns it, else NULL. */
+	const struct rdmap_wqe *(*sq_next)(void *owner, uint32_t *idx);
+	/* WQE |idx| was started (or failed a local check): the next one to
+	 * offer is idx + 1. */
+	void (*sq_started)(void *owner, uint32_t idx);
+	/* True when WQEs were posted that sq_next has not offered yet. */
+	bool (*sq_pending)(void *owner);
+	/* Index of the oldest uncompleted WQE. */
+	uint32_t (*sq_oldest)(void *owner);
+	/* Completes WQEs [oldest, upto) with IWARP_WC_SUCCESS (signaled
+	 * ones). Returns 0 or -ENOSPC (CQ overflow). */
+	int (*sq_complete)(void *owner, uint32_t upto);
+	/* Completes the oldest WQE with |status| and |vendor_err| (signaled
+	 * or not). Returns 0 or -ENOSPC. */
+	int (*sq_fail_one)(void *owner, enum iwarp_wc_status status,
+			   uint32_t vendor_err);
+
+	/* ---- state ---- */
+	/* The connection failed or ended: move the QP to ERR, flushing what
+	 * is still queued. |cause|: why (may be NULL); |received|: the peer
+	 * sent that TERMINATE; |async|: raise the matching async event. */
+	void (*set_error)(void *owner, const struct iwarp_term_cause *cause,
+			  bool received, bool async);
+	/* Called once when the connection is over (after set_error): |err| 0
+	 * for an orderly end, else the reason; |cause| as for set_error.
+	 * The owner may destroy the conn later, not inside the callback. */
+	void (*closed)(void *owner, int err,
+		       const struct iwarp_term_cause *cause);
+
+	/* ---- driver (optional) ---- */
+	/* tx_iov has something to offer now. */
+	void (*kick_tx)(void *owner);
+	/* Send FIN once everything offered was sent. */
+	void (*shutdown)(void *owner);
+	/* A TERMINATE is queued: call rdmap_conn_term_expired after
+	 * RDMAP_CONN_TERM_LINGER_MS unless the connection ended before. */
+	void (*term_queued)(void *owner);
+	/* Make the outstanding receive complete soon (it may target memory
+	 * being revoked); rx_done or closed follows. */
+	void (*cancel_rx)(void *owner);
+};
+
+/* What rdmap_conn_create needs to know (the MPA negotiation's result). */
+struct rdmap_conn_cfg {
+	bool initiator;       /* active side (sends first, RFC 5044 §7.1) */
+	bool crc;             /* MPA CRC (RFC 5044 §6) */
+	bool markers_tx, markers_rx; /* MPA markers per direction (§5) */
+	bool p2p;             /* RFC 6581 peer-to-peer mode */
+	enum mpa_rtr rtr;     /* the negotiated RTR (MPA_RTR_NONE without p2p) */
+	uint32_t ird, ord;    /* negotiated Read limits (capped at 128) */
+	size_t fpdu_max;      /* largest FPDU; 0 = set later or 1448 */
+	uint32_t sq_first;    /* index of the first WQE this conn offers */
+};
+
+/* Connection state. */
+enum rdmap_conn_state {
+	RDMAP_CONN_RUN,    /* full operation */
+	RDMAP_CONN_TERM,   /* TERMINATE queued/being sent; input discarded */
+	RDMAP_CONN_CLOSED, /* over: set_error and closed ran (or detached) */
+};
+
+/* One FPDU framed for transmission. */
+struct rdmap_slot {
+	struct mpa_tx_scratch s;    /* length field, markers, pad, CRC */
+	uint8_t ulp[RDMAP_TERM_MAX_LEN]; /* DDP/RDMAP header (Terminate: all) */
+	struct iovec iov[RDMAP_CONN_SLOT_IOV];
+	uint32_t niov;
+	size_t wire_len;
+	uint64_t pos;               /* mpa_tx.pos before this FPDU */
+	uint32_t sq_done;           /* SQ index + 1 sent with it, if has_sq */
+	uint32_t mem_ref;           /* reference on the payload's region */
+	bool has_sq;
+	bool is_term;
+};
+
+/* Outstanding Read Request we sent (requester side, RFC 5040 §5.2). */
+struct rdmap_orq {
+	uint32_t sq_idx;   /* its WQE (if in_sq) */
+	bool in_sq;        /* false for the RFC 6581 Read RTR */
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t size;
+	uint32_t got;      /* Read Response octets received */
+};
+
+/* Inbound Read Request to answer (responder side). Its source is looked
+ * up again (and referenced) for every Read Response segment. */
+struct rdmap_irq {
+	struct rdmap_rreq rr;
+};
+
+/* What the FPDU being received is. */
+enum rdmap_rx_kind {
+	RXK_NONE,
+	RXK_DISCARD,   /* error pending: payload dropped */
+	RXK_WRITE,     /* RDMA Write segment */
+	RXK_RRESP,     /* Read Response segment */
+	RXK_SEND,      /* Send-family segment into the RQE */
+	RXK_SEND_RTR,  /* RFC 6581 zero-length Send RTR */
+	RXK_RREQ,      /* Read Request */
+	RXK_TERM,      /* Terminate */
+};
+
+/* The FPDU being received. */
+struct rdmap_rx_cur {
+	enum rdmap_rx_kind kind;
+	int err;                  /* deferred protocol error (after CRC) */
+	uint16_t ulpdu_len;
+	uint32_t pay_len;         /* payload octets in this segment */
+	struct ddp_hdr h;
+	uint8_t hdr[RDMAP_RREQ_MSG_LEN]; /* raw header octets (for TERMINATE) */
+	size_t hdr_len;
+	struct ddp_rx_seg seg;    /* where it goes, whether it completes */
+	struct rdmap_mem dst;     /* tagged: first payload octet's target */
+	struct rdmap_rreq rr;     /* RXK_RREQ */
+	enum iwarp_wc_status rqe_status; /* status for the RQE on error */
+};
+
+/* The RDMAP engine of one connection. */
+struct rdmap_conn {
+	const struct rdmap_ops *ops;
+	void *owner;
+	bool bound;                /* ops may be called (false once detached) */
+	enum rdmap_conn_state state;
+
+	/* negotiated */
+	bool initiator;
+	bool p2p;
+	enum mpa_rtr rtr;
+	uint32_t ird, ord;
+	size_t fpdu_max;
+
+	/* failure */
+	struct iwarp_term_cause cause;
+	bool cause_valid;
+	bool cause_received;       /* the peer sent |cause| */
+	int close_err;
+
+	/* ---- transmit ---- */
+	struct mpa_tx mtx;
+	struct ddp_tx_queues txq;
+	bool tx_enabled;           /* responder: first FPDU received */
+	bool rtr_pending;          /* P2P initiator: RTR still to frame */
+	bool tx_busy;              /* a tx_iov set is outstanding */
+	bool drop_unsent;          /* drop framed FPDUs not yet accepted */
+	bool term_framed;
+	struct rdmap_term term;    /* the TERMINATE we send */
+	struct rdmap_slot *slots;  /* RDMAP_CONN_TX_SLOTS */
+	uint32_t slot_head, slot_tail; /* [head, tail) framed, head oldest */
+	size_t head_off;           /* octets of the head slot already sent */
+	uint32_t resp_burst;       /* Read Response FPDUs framed in a row */
+	/* the SQ message in progress */
+	bool sq_active;
+	uint32_t sq_idx;
+	const struct rdmap_wqe *sq_w; /* the WQE in progress (in the owner's
+				      ring until it completes) */
+	struct ddp_seg_iter sq_it;
+	uint32_t sq_sent;          /* WQEs before this are handed to TCP */
+	bool loc_err;              /* a WQE failed a local check */
+	uint32_t loc_err_idx;
+	enum iwarp_wc_status loc_err_status;
+	/* the Read Response in progress */
+	bool rs_active;
+	struct ddp_seg_iter rs_it;
+	/* ORQ / IRQ rings (sizes are powers of two >= ord / ird) */
+	struct rdmap_orq *orq;
+	uint32_t orq_size, orq_head, orq_tail;
+	struct rdmap_irq *irq;
+	uint32_t irq_size, irq_head, irq_tail;
+
+	/* ---- receive ---- */
+	struct mpa_rx mrx;
+	struct ddp_rx drx;
+	uint8_t *rxbuf;            /* RDMAP_CONN_RX_BUF */
+	bool dp_active;            /* last rx_iov was a direct placement */
+	size_t dp_len;             /* its placement octets (a bulk tail follows) */
+	uint32_t rx_big;           /* credit: large FPDUs seen lately */
+	size_t rx_req;             /* octets the last rx_iov set asked for */
+	bool rx_behind;            /* it was filled: read the whole buffer */
+	bool first_rx;             /* an FPDU was received */
+	struct rdmap_rx_cur cur;
+	bool have_rqe;             /* a receive WQE bound to the Send in progress */
+	struct rdmap_rqe rqe;
+	uint8_t term_buf[RDMAP_TERM_MAX_LEN];
+};
+
+/*
+ * Creates the engine of one connection with the negotiated |cfg|, calling
+ * |ops| with |owner|. Returns NULL with errno (ENOMEM, EINVAL).
+ */
+struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
+				     const struct rdmap_ops *ops, void *owner);
+
+/*
+ * Stops calling the QP-side ops: a receive WQE still bound completes
+ * flushed, and no op but mem_put runs afterwards. Idempotent.
+ */
+void rdmap_conn_detach(struct rdmap_conn *c);
+
+/*
+ * Frees |c| and gives back every memory reference it holds. Only when no
+ * transport operation still uses its buffers or the memory it referenced
+ * (the owner waits for the transport to drain first). Does not call
+ * set_error or closed.
+ */
+void rdmap_conn_destroy(struct rdmap_conn *c);
+
+/* Sets the largest FPDU (before the first FPDU is framed). */
+void rdmap_conn_set_fpdu_max(struct rdmap_conn *c, size_t fpdu_max);
+
+/*
+ * Octets received before the engine's first receive (those the CM read
+ * past the MPA Reply); processed at once. 0, or -EPIPE when over.
+ */
+int rdmap_conn_rx_prefill(struct rdmap_conn *c, const void *buf, size_t len);
+
+/* ---- the transport callbacks (io/ep.h struct ep_ops semantics) ---- */
+
+/* Where the next received octets go: up to |cap| iovecs; 0 = pause. */
+int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap);
+/* |n| octets landed at the start of the last rx_iov set (0: none; the
+ * receive ended without data, e.g. cancelled). */
+void rdmap_conn_rx_done(struct rdmap_conn *c, size_t n);
+/* FPDU octets to send now: up to |cap| iovecs; 0 = nothing. */
+int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap);
+/* The first |n| octets of the last tx_iov set were accepted by TCP. */
+void rdmap_conn_tx_done(struct rdmap_conn *c, size_t n);
+/* The stream ended: EOF (0) or -errno. */
+void rdmap_conn_closed(struct rdmap_conn *c, int err);
+
+/* ---- owner events ---- */
+
+/* Doorbell: new send WQEs were posted. */
+void rdmap_conn_sq_kick(struct rdmap_conn *c);
+
+/*
+ * The application moved the QP to |state|: ERR ends the connection
+ * (orderly FIN after what was already offered, closed(0)); SQD stops
+ * starting new WQEs; RESET detaches.
+ */
+void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state);
+
+/* The queued TERMINATE's linger expired: end without it. */
+void rdmap_conn_term_expired(struct rdmap_conn *c);
+
+/* True when tx_iov would offer octets. */
+bool rdmap_conn_tx_pending(const struct rdmap_conn *c);
+
+/* Responder: transmit before the initiator's first FPDU arrived. */
+void rdmap_conn_tx_open(struct rdmap_conn *c);
+
+/*
+ * Region reference |ref| is being revoked (deregistration): the engine
+ * stops using it as soon as it can. An inbound segment being placed into
+ * it is discarded and the connection fails with the tagged-buffer error
+ * (RFC 5041 §7, invalid STag); a Read Response that reads from it fails
+ * with RDMAP "invalid STag" (RFC 5040 §7) and its FPDUs not yet handed to
+ * TCP are dropped. A receive in flight into it is cancelled
+ * (ops->cancel_rx); that reference, and those of FPDUs being sent, are
+ * given back when the transport returns them (rx_done, tx_done, closed).
+ * Returns true while the conn still holds |ref|.
+ */
+bool rdmap_conn_mem_revoke(struct rdmap_conn *c, uint32_t ref);
+
+/* vendor_err encoding of a TERMINATE cause: layer << 16 | etype << 8 | ecode. */
+static inline uint32_t rdmap_vendor_err(const struct iwarp_term_cause *t)
+{
+	return (uint32_t)t->layer << 16 | (uint32_t)t->etype << 8 | t->ecode;
+}
+
+#endif /* IWARP_RDMAP_RDMAP_CONN_H */

@@ -1,0 +1,71 @@
+/*
+ * rdmap/rdmap_conn_int.h: functions shared by the engine's files
+ * (rdmap_conn.c, rdmap_conn_rx.c, rdmap_conn_tx.c, rdmap_conn_term.c).
+ * Not for the owner: it uses rdmap/rdmap_conn.h.
+ */
+#ifndef IWARP_RDMAP_RDMAP_CONN_INT_H
+#define IWARP_RDMAP_RDMAP_CONN_INT_H
+
+#include "rdmap/rdmap_conn.h"
+
+/*
+ * Fails the connection with protocol error |err| detected locally: queues
+ * a TERMINATE with its cause (iwarp_error_to_term; unmapped errors give
+ * RDMAP/RemoteOp/unspecified) and, when |attach|, the DDP header of the
+ * segment being received (plus its Read Request header for RDMAP errors in
+ * a Read Request). The QP moves to ERR once the TERMINATE was sent.
+ */
+void conn_fail(struct rdmap_conn *c, int err, bool attach);
+
+/* Fails the connection with cause |cause| (a local error, no header). */
+void conn_fail_cause(struct rdmap_conn *c, const struct iwarp_term_cause *t);
+
+/*
+ * Ends the connection now: completes what is done, fails what cannot
+ * complete any more, has the owner move the QP to ERR (async event when
+ * |async|), asks the driver to shut down, runs ops->closed. Idempotent.
+ */
+void conn_finish(struct rdmap_conn *c, int err, bool async);
+
+/* The TERMINATE received from the peer (decoded): fail as RFC 5040 §5.4. */
+void conn_term_received(struct rdmap_conn *c, const struct rdmap_term *t);
+
+/* Completes the SQ prefix that is done (sent, and Reads answered). */
+void conn_sq_progress(struct rdmap_conn *c);
+
+/* Completes the oldest SQ WQE with error |status| and |vendor_err|. */
+void conn_sq_fail_one(struct rdmap_conn *c, enum iwarp_wc_status status,
+		      uint32_t vendor_err);
+
+/* Reports a receive completion for the bound RQE and releases it. */
+void conn_rqe_complete(struct rdmap_conn *c, enum iwarp_wc_status status,
+		       uint32_t byte_len, unsigned int wc_flags,
+		       uint32_t inv_rkey, bool solicited);
+
+/*
+ * A completion could not be queued (the owner's CQ overflowed): the
+ * connection fails with a local catastrophic error (ibverbs: the QP goes
+ * to ERR; the CQ error is the owner's async event).
+ */
+void conn_cq_overflow(struct rdmap_conn *c);
+
+/*
+ * Drops framed FPDUs the transport has not taken yet (keeps a partially
+ * sent one, rewinds the MPA stream position), after a failure.
+ */
+void conn_tx_drop_unsent(struct rdmap_conn *c);
+
+/* Asks the driver for a tx_iov call (kick_tx) if anything is pending. */
+void conn_tx_kick(struct rdmap_conn *c);
+
+/* Gives back a memory reference (0: none) and clears it. */
+void conn_mem_put(struct rdmap_conn *c, struct rdmap_mem *m);
+
+/* Gives back the reference of the segment being received, unless a
+ * receive in flight may still place into it. */
+void conn_rx_release(struct rdmap_conn *c);
+
+/* Gives back the references of framed FPDUs [from, slot_tail). */
+void conn_slots_release(struct rdmap_conn *c, uint32_t from);
+
+#endif /* IWARP_RDMAP_RDMAP_CONN_INT_H */

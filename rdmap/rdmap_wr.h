@@ -1,0 +1,43 @@
+/*
+ * rdmap/rdmap_wr.h: work requests as the RDMAP engine sees them: a send
+ * WQE (Send family, RDMA Write, RDMA Read; RFC 5040 §5) and a receive WQE
+ * (the buffer an untagged Send message is placed into, RFC 5041 §5.3).
+ *
+ * The owner of the engine (verbs/) keeps them in its rings; the engine
+ * reads them through struct rdmap_ops (rdmap/rdmap_conn.h).
+ */
+#ifndef IWARP_RDMAP_RDMAP_WR_H
+#define IWARP_RDMAP_RDMAP_WR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "iwarp/iwarp.h"
+
+#define RDMAP_MAX_SGE 6      /* scatter/gather entries of one WR (as siw) */
+#define RDMAP_MAX_INLINE 128 /* >= 80 (siw) and >= 72 (Open MPI) */
+
+/* A send WQE. */
+struct rdmap_wqe {
+	uint64_t wr_id;
+	enum iwarp_wr_opcode opcode;
+	unsigned int send_flags;  /* IWARP_SEND_*; SIGNALED already folded */
+	uint32_t invalidate_rkey;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t num_sge;
+	uint32_t total_len;
+	struct iwarp_sge sge[RDMAP_MAX_SGE];
+	bool is_inline;           /* payload copied into inline_data */
+	uint8_t inline_data[RDMAP_MAX_INLINE];
+};
+
+/* A receive WQE. */
+struct rdmap_rqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t total_len;
+	struct iwarp_sge sge[RDMAP_MAX_SGE];
+};
+
+#endif /* IWARP_RDMAP_RDMAP_WR_H */
