@@ -861,7 +861,8 @@ START_TEST(test_p2p_responder_negotiated_rtr)
 		'e',  'p',  ' ',  'F',	'r',  'a',  'm',  'e',
 		0x10, 0x02, 0x00, 0x04, 0x80, 0x00, 0x80, 0x00,
 	};
-	/* RFC-FACTS §6.5: zero-length RDMA Write, STag 1, TO 0, CRC off */
+	/* zero-length RDMA Write, STag 1, TO 0, CRC off
+	 * (docs/interop-notes.md §6.7) */
 	static const uint8_t wr_rtr[20] = {
 		0x00, 0x0e, 0xc1, 0x40, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
 	};
@@ -934,8 +935,8 @@ END_TEST
  * RFC 6581 §7 (cxgb3 96ac7e88), interop with siw: an initiator configured
  * for a Read RTR whose ULP passes initiator_depth 0 (perftest Write tests)
  * must still advertise ORD 1 (`80 00 40 01`), and after a Reply choosing
- * Read its first FPDU is the 52-octet zero-length Read Request (RFC-FACTS
- * §6.5), with a QP ORD of at least 1.
+ * Read its first FPDU is the 52-octet zero-length Read Request
+ * (docs/interop-notes.md §6.7), with a QP ORD of at least 1.
  */
 START_TEST(test_p2p_initiator_read_rtr_ord)
 {
@@ -1012,8 +1013,8 @@ static void raw_expect_then_fin(int fd, const uint8_t *want, size_t len)
 }
 
 /*
- * Initiator (RFC-FACTS §1.2, siw_proc_mpareply): a well-formed Reply it
- * cannot use gets a TERMINATE LLP/MPA on the wire before the FIN, and
+ * Initiator (docs/interop-notes.md §1.2, siw_proc_mpareply): a well-formed
+ * Reply it cannot use gets a TERMINATE LLP/MPA on the wire before the FIN, and
  * CONNECT_ERROR keeps the negotiation error as status. We offer a Write
  * RTR (p2p=write, CRC off). _i 0: the Reply chooses Read: 0x07, no CRC.
  * _i 1: the same Reply with C=1: CRC on (RFC 5044 §7.1). _i 2: the Reply
@@ -1114,7 +1115,8 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 		'e',  'q',  ' ',  'F',	'r',  'a',  'm',  'e',
 		0x10, 0x02, 0x00, 0x04, 0x80, 0x04, 0xc0, 0x04,
 	};
-	/* 1-octet Send: ULPDU 19, pad 3 (RFC-FACTS §6.7: 28 octets) */
+	/* 1-octet Send: ULPDU 19, pad 3, 28 octets
+	 * (docs/interop-notes.md §6.7) */
 	static const uint8_t send1[28] = {
 		0x00, 0x13, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 		0,    1,    0,	  0,	0, 0, 'x',

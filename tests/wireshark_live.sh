@@ -16,8 +16,8 @@
 #    none otherwise;
 #  - iwarp_decode calls the capture valid.
 #
-# Wireshark 4.0 and markers (RFC-FACTS §2.1, §11): its MPA dissector
-# assumes markers in BOTH directions as soon as either side asked for
+# Wireshark 4.0 and markers (docs/interop-notes.md §2.1, §11): its MPA
+# dissector assumes markers in BOTH directions as soon as either side asked for
 # them (so marker cases turn them on at both ends), and it assumes exactly
 # one FPDU per TCP segment, starting at the segment start: it derives the
 # ULPDU_Length it expects from the segment length. A bulk run on loopback
@@ -203,7 +203,7 @@ run_capture() {
 	wait "$srv_pid" || rc=$?
 	srv_pid=
 	[ "$rc" -eq 0 ] || cfail "server exited with $rc: $(tail -5 "$work/$name.server")"
-	# the issue's rule for kernels without io_uring: the tools say so, skip
+	# a kernel without io_uring is a skip, not a failure: the tools say so
 	if grep -qE 'io_uring (is )?unavailable' "$work/$name.server" "$work/$name.client"; then
 		stop_capture
 		echo "SKIP: io_uring unavailable: $(cat "$work/$name.client")"
