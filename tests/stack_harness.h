@@ -16,7 +16,11 @@
 
 #include "iwarp/iwarp.h"
 
-#define ST_WAIT_MS 15000 /* upper bound of any single wait */
+#define ST_WAIT_MS 30000 /* upper bound of any single wait */
+/* How long a test watches for an event that must not come, where no later
+ * event can show that it did not: a slow machine only makes such a check
+ * weaker, never makes it fail. */
+#define ST_QUIET_MS 1000
 #define ST_GUARD 0xEE    /* fill of memory nothing may touch */
 
 /* A CQ with its own completion channel. */
