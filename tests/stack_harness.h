@@ -123,7 +123,10 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms);
 /* st_poll that asserts |want| completions arrived. */
 void st_poll_n(struct st_cq *c, struct iwarp_wc *wc, int want);
 
-/* Asserts that no completion is pending on |c| right now. */
+/* Asserts that no completion is pending on |c| right now. Only for use
+ * once every WR posted to the CQ's queues has completed (and was checked
+ * by wr_id): nothing is left that could complete later, so an entry here
+ * can only be one already queued twice or out of thin air. */
 void st_cq_empty(struct st_cq *c);
 
 /* Asserts the fields of |wc|. */
