@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/bench.sh: iwarp_bw against raw TCP (bench/tcp_raw) on loopback, with
 # the same TCP congestion control for both. A benchmark, not a test: it
-# prints a table and the two goal lines (PASS/MISS) and exits 0
+# prints a table and the project's two goal lines (PASS/MISS) and exits 0
 # unless a tool is missing. See bench/README.md.
 #
 # Environment:

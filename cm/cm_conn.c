@@ -377,11 +377,11 @@ static void cm_initiator_rx(struct cm_id *id, int rc)
 		return;
 	if (rc == CM_MPA_DONE) {
 		/*
-		 * The siw race (siw-peer/README.md, "Race right after the MPA
-		 * Reply"): siw sends its Reply before it moves the socket to
-		 * its RDMA receive path, and an FPDU arriving in that window
-		 * (seen once under emulation, ~6 ms) stayed unread until more
-		 * data came; a ULP that sends one message and waits (rping)
+		 * The siw race (docs/interop-notes.md §10, "Race on the
+		 * responder side"): siw sends its Reply before it moves the
+		 * socket to its RDMA receive path, and an FPDU arriving in that
+		 * window (seen once under emulation, ~6 ms) stayed unread until
+		 * more data came; a ULP that sends one message and waits (rping)
 		 * then stalls. RFC 5044 §7.1 lets the initiator send its first
 		 * FPDU at any time after the Reply, so we wait |grace_ms|
 		 * before handing the stream to the datapath: the first FPDU

@@ -18,7 +18,8 @@
 #include "rdmap/rdmap_term.h"
 #include "util/bytes.h"
 
-/* RFC 5040 §4.8 / RFC-FACTS §6.6: MSN of the first (only) Terminate. */
+/* RFC 5040 §4.8 / docs/interop-notes.md §6.6: MSN of the first (only)
+ * Terminate. */
 #define CM_TERM_MSN 1
 
 int cm_term_llp_encode(uint8_t *out, size_t cap, uint8_t ecode, bool crc,

@@ -6,10 +6,10 @@
  * Initiator: once a Reply arrived whose negotiation failed, the stream is
  *   in FPDU mode from our side (RFC 5044 §7.1), so the failure is reported
  *   with a TERMINATE of layer LLP, etype MPA (RFC 5044 §8, RFC 6581 §6)
- *   before the FIN, as siw does (RFC-FACTS §1.2): 0x06 insufficient IRD,
- *   0x07 no matching RTR, 0x04 invalid Reply for the other negotiation
- *   errors (mpa_neg_error_llp_ecode). Nothing is sent for an R=1 Reply
- *   (the peer refused: RFC 5044 §7.1 just closes), nor for input that is
+ *   before the FIN, as siw does (docs/interop-notes.md §1.2): 0x06
+ *   insufficient IRD, 0x07 no matching RTR, 0x04 invalid Reply for the other
+ *   negotiation errors (mpa_neg_error_llp_ecode). Nothing is sent for an R=1
+ *   Reply (the peer refused: RFC 5044 §7.1 just closes), nor for input that is
  *   not a well-formed MPA frame (a wrong Key octet, Rev > 2, PD_Length
  *   > 512, enhanced without IRD/ORD): such a peer does not speak our MPA,
  *   its framing flags (C, M) are unknown and so is where FPDU mode starts.
@@ -18,8 +18,8 @@
  *   is answered with TERMINATE LLP/MPA 0x07 (no matching RTR option),
  *   except a Terminate, which is never answered (RFC 5040 §4.8).
  *
- * The TERMINATE is a bare one (RFC 5040 §4.8, RFC-FACTS §6.6): untagged
- * DDP on QN 2, MSN 1, MO 0, L=1, RDMAP opcode 7, Hdrct 0; 22 octets of
+ * The TERMINATE is a bare one (RFC 5040 §4.8, docs/interop-notes.md §6.6):
+ * untagged DDP on QN 2, MSN 1, MO 0, L=1, RDMAP opcode 7, Hdrct 0; 22 octets of
  * ULPDU, framed as the first FPDU of our direction (RFC 5044 §4-6: a
  * marker at stream position 0 when the peer asked for markers, CRC-32C
  * when CRC is on, else a zero CRC field): 28 octets, 32 with the marker.
@@ -84,7 +84,8 @@ int cm_mpa_reply_term(struct cm_mpa *m);
  * res.rtr (RFC 6581 §7, mpa_rtr_msg_get):
  *   Write: tagged, L=1, opcode 0 (RDMA Write), ULPDU_Length 14 (no
  *     payload); any STag/TO: a zero-length Write accesses no memory
- *     (RFC 5040 §4.3) and some peers send STag 0 (RFC-FACTS §6.7);
+ *     (RFC 5040 §4.3) and some peers send STag 0
+ *     (docs/interop-notes.md §6.7);
  *   Read: untagged, L=1, opcode 1 (Read Request), QN 1, ULPDU_Length 46,
  *     RDMA Read Message Size 0;
  *   Send: untagged, L=1, opcode 3 (Send), QN 0, ULPDU_Length 18.

@@ -83,7 +83,7 @@ int mpa_max_ulpdu(uint64_t pos, size_t fpdu_budget, bool markers)
 
 size_t mpa_mulpdu(size_t emss, bool markers)
 {
-	/* RFC 5044 §4 / RFC-FACTS §6.3 */
+	/* RFC 5044 §4 / docs/interop-notes.md §6.3 */
 	size_t over = MPA_LEN_FIELD + MPA_CRC_LEN + emss % 4u;
 
 	if (markers)

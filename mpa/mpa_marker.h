@@ -5,7 +5,7 @@
  * (everything but markers) is 2 + L + pad + 4 octets, a multiple of 4
  * (RFC 5044 §4.1, pad = (4 - (2 + L) % 4) % 4).
  *
- * Markers (RFC 5044 §5, RFC-FACTS §6.3/§11) are 4 octets,
+ * Markers (RFC 5044 §5, docs/interop-notes.md §6.3/§11) are 4 octets,
  * Reserved(16)=0 | FPDUPTR(16), at every 512th octet of one direction's TCP
  * stream. "Stream position" here counts the octets of one direction from
  * position 0 = the first octet of the first FPDU of full operation (where

@@ -225,7 +225,8 @@ int mpa_neg_responder_process(const struct mpa_neg_params *p,
 	if (req.kind != MPA_RR_REQUEST)
 		return IWARP_ERR_MPA_KEY;
 
-	/* RFC 5044 §7.1 / RFC-FACTS §10: answer with the Request's revision. */
+	/* RFC 5044 §7.1 / docs/interop-notes.md §10: answer with the
+	 * Request's revision. */
 	reply->send = true;
 	rep->rev = req.rev;
 	rep->enhanced = req.enhanced;
@@ -311,7 +312,7 @@ int mpa_neg_error_llp_ecode(int err)
 int mpa_rtr_msg_get(enum mpa_rtr rtr, struct mpa_rtr_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	/* RFC-FACTS §0.3: never STag 0 in an RTR; TO 0, length 0. */
+	/* never STag 0 in an RTR (docs/interop-notes.md §0.3); TO 0, len 0 */
 	switch (rtr) {
 	case MPA_RTR_WRITE:
 		m->rdmap_opcode = 0x0; /* RDMA Write, RFC 5040 §4.3 */

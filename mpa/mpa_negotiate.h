@@ -9,7 +9,7 @@
  *             CM appends its ULP private data with mpa_neg_reply_encode()
  *             (after setting reply.rr.r for an application reject).
  *
- * Interop decisions (RFC-FACTS §0, §1.2, §10):
+ * Interop decisions (docs/interop-notes.md §0, §1.2, §10):
  * - The responder answers with the requester's revision (0, 1 or 2) and is
  *   enhanced exactly when the request is; the local |rev| only chooses what
  *   the initiator asks for.
@@ -194,7 +194,8 @@ struct mpa_rtr_msg {
 			       * zero-length Read Response */
 };
 
-/* STag used in RTR frames: never 0 (Chelsio rejects it, RFC-FACTS §0.3). */
+/* STag used in RTR frames: never 0 (Chelsio rejects it,
+ * docs/interop-notes.md §0.3). */
 #define MPA_RTR_STAG 1
 
 /*

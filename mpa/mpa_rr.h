@@ -16,8 +16,8 @@
  * Reserved bits: RFC 5044 §7.1 says Res is sent as zero. Bit 0x10 is the
  * Enhanced flag only when Rev is 2; in a rev 0/1 frame it is a reserved bit
  * (and Rev 2 without 0x10 is a plain RFC 5044 exchange, as siw treats it,
- * RFC-FACTS §10). siw's experimental GSO bit 0x08 is reserved. A strict
- * decode reports any reserved bit as IWARP_ERR_MPA_RESERVED (for
+ * docs/interop-notes.md §10). siw's experimental GSO bit 0x08 is reserved.
+ * A strict decode reports any reserved bit as IWARP_ERR_MPA_RESERVED (for
  * validators); negotiation decodes with MPA_RR_DECODE_LAX, which reports
  * the bits in |rsvd| but accepts the frame (siw echoes 0x08 back).
  *

@@ -113,7 +113,7 @@ static int rx_marker_octets(struct mpa_rx *rx, const uint8_t *p, size_t k)
 	 * RFC 5044 §5: Reserved(16) = 0, FPDUPTR(16) = octets from the FPDU's
 	 * start to the marker. For an FPDU that starts with a marker, later
 	 * markers may count from the leading marker or from the length field
-	 * (RFC-FACTS §11): accept both. Otherwise LLP 0x03.
+	 * (docs/interop-notes.md §11): accept both. Otherwise LLP 0x03.
 	 */
 	mpos = rx->pos - MPA_MARKER_LEN;
 	ptr = iw_get_u16be(rx->mk + 2);

@@ -11,8 +11,8 @@
  * field, inside any field, between pad and CRC), fed to the CRC and
  * validated: Reserved must be 0 and FPDUPTR must equal the octets from the
  * FPDU's first octet to the marker (for an FPDU that starts with a marker,
- * also accepted: that minus 4; RFC-FACTS §11). The CRC restarts at each
- * FPDU and covers everything but the CRC field (markers included).
+ * also accepted: that minus 4; docs/interop-notes.md §11). The CRC restarts
+ * at each FPDU and covers everything but the CRC field (markers included).
  *
  * Two feeding modes, freely alternating:
  *

@@ -81,7 +81,8 @@ static int walk_marker(struct tx_walk *w)
 		return -EINVAL; /* cannot happen for ULPDUs <= 65535 */
 	mk = w->s->marker[w->nmarkers++];
 	/* Reserved(16) = 0 | FPDUPTR(16), counted from the FPDU's first octet
-	 * (its leading marker if any: RFC-FACTS §11); 16 bits on the wire. */
+	 * (its leading marker if any: docs/interop-notes.md §11); 16 bits on
+	 * the wire. */
 	iw_put_u16be(mk, 0);
 	iw_put_u16be(mk + 2, (uint16_t)(w->pos - w->start));
 	rc = walk_emit(w, mk, MPA_MARKER_LEN);

@@ -35,8 +35,9 @@ struct mpa_tx {
 
 /*
  * Per-FPDU scratch the iovecs point into. trailer holds the pad at
- * [4 - pad, 4) and the CRC (little-endian, RFC 5044 §6 / RFC-FACTS §6.3) at
- * [4, 8), so pad and CRC go out as one iovec unless a marker falls between.
+ * [4 - pad, 4) and the CRC (little-endian, RFC 5044 §6 /
+ * docs/interop-notes.md §6.3) at [4, 8), so pad and CRC go out as one iovec
+ * unless a marker falls between.
  * Sized for the worst case; 538 octets.
  */
 struct mpa_tx_scratch {
@@ -86,7 +87,8 @@ int mpa_tx_max_ulpdu(const struct mpa_tx *tx, size_t fpdu_budget);
  * length field, markers, pad and CRC. Markers (when on) are inserted at
  * every stream position k * 512 before an FPDU octet, with FPDUPTR =
  * marker position - FPDU start (a leading marker counts, so a later marker
- * in an FPDU that starts with one carries 512, not 508; RFC-FACTS §11).
+ * in an FPDU that starts with one carries 512, not 508;
+ * docs/interop-notes.md §11).
  * The CRC-32C covers every octet of the FPDU except the CRC field, in wire
  * order, markers included (RFC 5044 §6); with CRC off the field is 0.
  * On success advances tx->pos and *iovcnt.

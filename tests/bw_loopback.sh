@@ -11,14 +11,24 @@ fail=0 pass=0
 
 . "${top_srcdir:-.}/tests/testlib.sh"
 
-# run NAME EXPECTED_SIZES ITERS ARGS... (ITERS "any": a -D run's count)
+# run NAME EXPECTED_SIZES ITERS ARGS... (ITERS "any": a -D run's count).
+# The server's port comes from free_port; should another program take it
+# first, the server says so and the run starts again on another port.
 run() {
 	name=$1 sizes=$2 iters=$3
 	shift 3
-	port=$(free_port)
-	timeout 60 "$BW" -p "$port" "$@" >"$TMP/s.out" 2>"$TMP/s.err" &
-	spid=$!
-	wait_listen "$port" "$spid"
+	tries=0
+	while :; do
+		port=$(free_port)
+		timeout 60 "$BW" -p "$port" "$@" >"$TMP/s.out" 2>"$TMP/s.err" &
+		spid=$!
+		wait_listen "$port" "$spid" && break
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		tries=$((tries + 1))
+		port_taken "$TMP/s.err" && [ $tries -lt 5 ] || break
+		echo "     $name: port $port taken meanwhile, another one"
+	done
 	timeout 60 "$BW" -p "$port" "$@" 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
 	crc=$?
 	wait $spid

@@ -683,7 +683,7 @@ END_TEST
 START_TEST(test_term_llp_encode)
 {
 	static const uint8_t v[] = "123456789";
-	/* siw / RFC-FACTS §6.7: a bare Terminate is 28 octets on the wire */
+	/* bare Terminate: 28 octets on the wire (docs/interop-notes.md §6.7) */
 	static const uint8_t rtr07[28] = {
 		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0,
 		0,    1,    0,	  0,	0, 0, 0x20, 0x07, 0, 0, 0, 0, 0, 0,
@@ -760,10 +760,10 @@ static void tc_check(void *arg, int rc)
 static const struct iw_test_rx_ops tc_ops = {fc_reset, fc_feed, tc_check};
 
 /*
- * Initiator, RFC-FACTS §1.2 (siw_proc_mpareply): a well-formed Reply whose
- * negotiation fails is answered with TERMINATE LLP/MPA: 0x07 no matching
- * RTR, 0x06 insufficient IRD, 0x04 otherwise (a Request key: siw's "bad
- * key"; Rev/enhanced mismatch; C=0 when we require CRC), framed with CRC
+ * Initiator, docs/interop-notes.md §1.2 (siw_proc_mpareply): a well-formed
+ * Reply whose negotiation fails is answered with TERMINATE LLP/MPA: 0x07 no
+ * matching RTR, 0x06 insufficient IRD, 0x04 otherwise (a Request key: siw's
+ * "bad key"; Rev/enhanced mismatch; C=0 when we require CRC), framed with CRC
  * when either frame has C=1 and a marker when the Reply's M asks for it.
  * No TERMINATE for R=1, for bytes that are no MPA frame, Rev > 2, or a
  * timeout.
@@ -955,7 +955,8 @@ static void rtr_case(struct rtr_ctx *r, uint8_t rtr, const uint8_t *in,
  */
 START_TEST(test_responder_rtr_check)
 {
-	/* RFC-FACTS §6.7: zero-length Write, STag 1, TO 0, CRC off */
+	/* zero-length Write, STag 1, TO 0, CRC off
+	 * (docs/interop-notes.md §6.7) */
 	static const uint8_t wr[20] = {0x00, 0x0e, 0xc1, 0x40, 0, 0, 0, 1};
 	/* zero-length Read Request: QN 1, MSN 1, sink STag 1, size 0,
 	 * source STag 1 */
@@ -975,7 +976,7 @@ START_TEST(test_responder_rtr_check)
 	rtr_case(&r, MPA_RTR_WRITE, wr, sizeof(wr), CM_MPA_DONE, 20);
 	rtr_case(&r, MPA_RTR_READ, rd, sizeof(rd), CM_MPA_DONE, 52);
 	rtr_case(&r, MPA_RTR_SEND, sd, sizeof(sd), CM_MPA_DONE, 24);
-	/* a Write RTR with STag 0 (cxgb4, RFC-FACTS §6.7), then more */
+	/* a Write RTR with STag 0 (cxgb4: docs/interop-notes.md §6.7), more */
 	memcpy(in, wr, sizeof(wr));
 	in[7] = 0;
 	memcpy(in + 20, sd, sizeof(sd));

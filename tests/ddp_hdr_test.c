@@ -20,7 +20,7 @@ static struct ddp_hdr hdr_make(bool tagged, bool last, uint8_t opcode)
 	return h;
 }
 
-/* RFC-FACTS §6.4: control words of one-segment messages */
+/* docs/interop-notes.md §6.4: control words of one-segment messages */
 START_TEST(test_control_words)
 {
 	static const struct {
@@ -58,7 +58,7 @@ START_TEST(test_control_words)
 }
 END_TEST
 
-/* RFC-FACTS §6.7: zero-length RDMA Write RTR, STag 1, TO 0 */
+/* docs/interop-notes.md §6.7: zero-length RDMA Write RTR, STag 1, TO 0 */
 START_TEST(test_write_rtr_kat)
 {
 	static const uint8_t kat[DDP_TAGGED_HDR_LEN] = {
@@ -83,7 +83,7 @@ START_TEST(test_write_rtr_kat)
 }
 END_TEST
 
-/* RFC-FACTS §6.6: bare Terminate header, QN 2, MSN 1, MO 0 */
+/* docs/interop-notes.md §6.6: bare Terminate header, QN 2, MSN 1, MO 0 */
 START_TEST(test_terminate_hdr_kat)
 {
 	static const uint8_t kat[DDP_UNTAGGED_HDR_LEN] = {

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/decode_evidence.sh: iwarp_decode against the real siw captures in
-# tests/data (copied from siw-peer/evidence; see siw-peer/README.md):
+# tests/data (what they show: docs/interop-notes.md §10):
 #   mpa-lo.pcapng / mpa-guest.pcap  25 MPA probes of the host against siw
 #                                   (loopback side / guest NIC side)
 #   client-lo.pcapng / client-guest.pcap  rping client on siw -> host probe
@@ -91,7 +91,7 @@ tshark_check() {
 	[ "$t" = "$o" ] || die "$f: tshark: $t good CRCs, we $o"
 }
 
-# The 25 probes (siw-peer/README.md b, evidence/mpa-probes.txt), in order:
+# The 25 probes (outcomes: docs/interop-notes.md §10), in order:
 #  1 rev1            2 rev1-crc         3 rev1-markers (rejected)
 #  4 rev1-crc-markers (rejected)        5 rev2 16/16    6 rev2 0/0
 #  7 rev2 1/200      8-10 p2p, no RTR sent            11 p2p + Write RTR

@@ -1,4 +1,4 @@
-# tests/interop.mk: the siw interop matrix (issue 4; tests/interop/README.md).
+# tests/interop.mk: the siw interop matrix (tests/interop/README.md).
 # Not part of "make check": it boots a QEMU guest with the kernel's siw and
 # needs root (apt-get, dumpcap). "make check-interop" runs it; it exits 77
 # (skip) without root.

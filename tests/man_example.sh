@@ -21,17 +21,23 @@ $CC -std=gnu11 -Wall -Wextra -Werror ${SANCFLAGS:-} -I"$src/include" "$work/hell
 	-L"$libdir" -liwarp -Wl,-rpath,"$(cd "$libdir" && pwd)" ||
 	{ echo "FAIL: the iwarp.7 example does not compile"; exit 1; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-timeout 20 "$work/hello" -s "$port" >"$work/server.out" 2>&1 &
-spid=$!
-# the client retries until the server listens (bounded)
-ok=0
-for _ in $(seq 1 50); do
-	if timeout 20 "$work/hello" 127.0.0.1 "$port" >"$work/client.out" 2>&1; then ok=1; break; fi
-	grep -q "io_uring\|not implemented" "$work/client.out" && { echo "SKIP: no io_uring"; exit 77; }
-	grep -q UNREACHABLE "$work/client.out" || break # only "not listening yet" is retried
-	sleep 0.1
+. "$src/tests/testlib.sh" # free_port, wait_listen, port_taken
+# the server on a free port (another one if that port is taken before the
+# server binds it), then the client once the server itself listens
+for _ in 1 2 3 4 5; do
+	port=$(free_port)
+	timeout 60 "$work/hello" -s "$port" >"$work/server.out" 2>&1 &
+	spid=$!
+	wait_listen "$port" "$spid" && break
+	kill "$spid" 2>/dev/null || true
+	wait "$spid" || true
+	spid=
+	grep -q "io_uring\|not implemented" "$work/server.out" && { echo "SKIP: no io_uring"; exit 77; }
+	port_taken "$work/server.out" || break
 done
+[ -n "$spid" ] || { cat "$work/server.out"; echo "FAIL: server did not listen"; exit 1; }
+ok=0
+if timeout 60 "$work/hello" 127.0.0.1 "$port" >"$work/client.out" 2>&1; then ok=1; fi
 wait $spid && src=0 || src=$?
 spid=
 cat "$work/client.out" "$work/server.out"

@@ -76,7 +76,7 @@ START_TEST(test_pad_and_content)
 		EQ(mpa_fpdu_content_len(len), ref_content(len));
 		EQ(mpa_fpdu_content_len(len) % 4, 0);
 	}
-	/* RFC-FACTS §6.7 sizes */
+	/* docs/interop-notes.md §6.7 sizes */
 	ck_assert_uint_eq(mpa_fpdu_content_len(14), 20); /* Write RTR */
 	ck_assert_uint_eq(mpa_fpdu_content_len(22), 28); /* bare Terminate */
 	ck_assert_uint_eq(mpa_fpdu_content_len(19), 28); /* 1-byte Send */

@@ -1,7 +1,7 @@
 /*
  * tests/mpa_negotiate_test.c: MPA connection setup, both roles (RFC 5044
- * §7.1, RFC 6581). The siw rows replay siw-peer/README.md section b
- * (evidence/mpa-probes.txt, client-probe.txt, knob-crc-required.txt).
+ * §7.1, RFC 6581). The siw rows replay the probes of siw listed in
+ * docs/interop-notes.md §10 (responder table, initiator and CRC setting).
  */
 #include "config.h"
 
@@ -62,7 +62,8 @@ static const struct resp_row resp_rows[] = {
 	 20,
 	 {HDR_REP(0x40, 1, 0)},
 	 20},
-	/* siw rejects markers; we support them and accept (RFC-FACTS §0.5) */
+	/* siw rejects markers; we support them and accept
+	 * (docs/interop-notes.md §0.5) */
 	{"rev1-markers",
 	 {HDR_REQ(0x80, 1, 0)},
 	 20,
@@ -172,7 +173,8 @@ static const struct resp_row resp_rows[] = {
 	 24,
 	 {HDR_REP(0x18, 2, 4), 0x00, 0x10, 0x00, 0x10},
 	 24},
-	/* siw as initiator: rping 1/1 (client-probe.txt), crc knob */
+	/* siw as initiator: rping 1/1, its CRC-required setting
+	 * (docs/interop-notes.md §10) */
 	{"siw-initiator-rping",
 	 {HDR_REQ(0x10, 2, 4), 0x00, 0x01, 0x00, 0x01},
 	 24,
@@ -878,7 +880,8 @@ START_TEST(test_initiator_crc)
 	p.crc = MPA_CRC_REQUEST;
 	ck_assert_int_eq(init_run(&p, rep_c0, 24, &res), 24);
 	ck_assert(res.crc); /* we asked: on, whatever the Reply says */
-	/* siw knob mpa_crc_required as the model (knob-crc-required.txt) */
+	/* siw's CRC-required setting as the model
+	 * (docs/interop-notes.md §10) */
 	p.crc = MPA_CRC_REQUIRE;
 	ck_assert_int_eq(init_run(&p, rep_c0, 24, &res),
 			 IWARP_ERR_MPA_CRC_REQUIRED);
@@ -1018,7 +1021,8 @@ START_TEST(test_initiator_rtr_rules)
 	ck_assert_int_eq(res.rtr, MPA_RTR_WRITE);
 	ck_assert(res.p2p);
 
-	rep[20] = 0x00; /* A not echoed (zrlio/softiwarp#18) */
+	/* A not echoed (RFC 6581 §9.2, docs/interop-notes.md §0.2) */
+	rep[20] = 0x00;
 	ck_assert_int_eq(init_run(&p, rep, 24, &res), IWARP_ERR_MPA_RTR);
 	ck_assert_int_eq(mpa_neg_error_llp_ecode(IWARP_ERR_MPA_RTR),
 			 IWARP_LLP_ECODE_NO_MATCHING_RTR);
@@ -1260,7 +1264,8 @@ START_TEST(test_rtr_messages)
 	ck_assert_int_eq(mpa_rtr_msg_get(MPA_RTR_WRITE, &m), 0);
 	ck_assert(m.tagged && !m.uses_ord);
 	ck_assert_uint_eq(m.rdmap_opcode, 0x0);
-	ck_assert_uint_ne(m.stag, 0); /* never STag 0 (RFC-FACTS §0.3) */
+	/* never STag 0 (docs/interop-notes.md §0.3) */
+	ck_assert_uint_ne(m.stag, 0);
 	ck_assert_uint_eq(m.stag, 1);
 	ck_assert_uint_eq(m.to, 0);
 	ck_assert_uint_eq(m.len, 0);

@@ -1,7 +1,7 @@
 /*
  * tests/mpa_rr_test.c: MPA Request/Reply codec (RFC 5044 §7.1, RFC 6581 §5).
- * Byte vectors come from RFC-FACTS §6.7 and the siw probes
- * (siw-peer/README.md section b, evidence/mpa-probes.txt).
+ * Byte vectors come from docs/interop-notes.md §6.7 and the siw probes
+ * (docs/interop-notes.md §10).
  */
 #include "config.h"
 
@@ -24,7 +24,8 @@ static const uint8_t req_rev2_hello[] = {
 	REQ_KEY, 0x10, 0x02, 0x00, 0x0e, 0x00, 0x10, 0x00, 0x10, 'h',
 	'e',	 'l',  'l',  'o',  '-',	 'r',  'e',  'v',  '2',
 };
-/* RFC-FACTS §6.7: v2 Request without ULP private data, 24 octets. */
+/* v2 Request without ULP private data, 24 octets
+ * (docs/interop-notes.md §6.7). */
 static const uint8_t req_rev2_plain[] = {
 	REQ_KEY, 0x10, 0x02, 0x00, 0x04, 0x00, 0x10, 0x00, 0x10,
 };

@@ -371,7 +371,8 @@ START_TEST(test_rtr_vector)
 	replay_splits(&st, bad, 2, IWARP_ERR_MPA_CRC, 0);
 	stream_free(&st);
 
-	/* CRC off: the CRC field's value is ignored (RFC-FACTS §10) */
+	/* CRC off: the CRC field's value is ignored
+	 * (docs/interop-notes.md §10) */
 	stream_from_wire(&st, three, 60, lens, 3, false);
 	memcpy(bad, three, 60);
 	bad[19] = 0;
@@ -459,7 +460,8 @@ START_TEST(test_marker_positions)
 }
 END_TEST
 
-/* Marker content errors, and the 508 convention (RFC-FACTS §11). */
+/* Marker content errors, and the 508 convention
+ * (docs/interop-notes.md §11). */
 START_TEST(test_marker_errors)
 {
 	long mem = iw_mem_outstanding();

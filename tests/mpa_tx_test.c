@@ -93,7 +93,8 @@ static size_t flatten(const struct iovec *iov, size_t n, uint8_t *out)
 
 static const uint8_t rtr_hdr[14] = {0xc1, 0x40, 0, 0, 0, 1};
 
-/* RFC-FACTS §6.7: zero-length RDMA Write RTR, 20 octets, CRC eb d3 4c 5f */
+/* Zero-length RDMA Write RTR, 20 octets, CRC eb d3 4c 5f
+ * (docs/interop-notes.md §6.7). */
 START_TEST(test_rtr_vector)
 {
 	static const uint8_t want[20] = {
@@ -124,7 +125,8 @@ START_TEST(test_rtr_vector)
 }
 END_TEST
 
-/* RFC-FACTS §6.7 sizes: bare Terminate 28, 1-byte Send 28 (pad 3). */
+/* Sizes (docs/interop-notes.md §6.7): bare Terminate 28, 1-byte Send 28
+ * (pad 3). */
 START_TEST(test_sizes)
 {
 	uint8_t term[22] = {0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1};

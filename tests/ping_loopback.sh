@@ -35,24 +35,34 @@ skip_if_no_uring() {
 	fi
 }
 
-# run_pair NAME SIZE OPTS...: one server + one client run.
+# run_pair NAME SIZE OPTS...: one server + one client run. The server's
+# port comes from free_port; should another program take it first, the
+# server says so and the pair starts again on another port.
 run_pair() {
 	name=$1 size=$2
 	shift 2
-	port=$(free_port)
 	log="$tmp/$name"
-	timeout $T "$PING" -s -a 127.0.0.1 -p "$port" -C $COUNT -V \
-		--listen-timeout 30000 "$@" >"$log.s.out" 2>"$log.s.err" &
-	spid=$!
-	if ! wait_listen "$port" "$spid"; then
+	tries=0
+	while :; do
+		port=$(free_port)
+		timeout $T "$PING" -s -a 127.0.0.1 -p "$port" -C $COUNT -V \
+			--listen-timeout 30000 "$@" >"$log.s.out" 2>"$log.s.err" &
+		spid=$!
+		wait_listen "$port" "$spid" && break
+		kill "$spid" 2>/dev/null
 		wait "$spid"
 		src=$?
 		skip_if_no_uring $src "$log.s.err"
+		tries=$((tries + 1))
+		if port_taken "$log.s.err" && [ $tries -lt 5 ]; then
+			echo "     $name: port $port taken meanwhile, another one"
+			continue
+		fi
 		echo "FAIL $name: server not listening (exit $src)"
 		cat "$log.s.err"
 		fail=1
 		return
-	fi
+	done
 	timeout $T "$PING" -c -a 127.0.0.1 -p "$port" -C $COUNT -V -S "$size" \
 		"$@" >"$log.c.out" 2>"$log.c.err"
 	crc=$?
@@ -97,7 +107,33 @@ expect_fail() {
 expect_fail size-too-small 2 -c -a 127.0.0.1 -S 25
 expect_fail size-too-big 2 -c -a 127.0.0.1 -S 65536
 expect_fail no-role 2 -a 127.0.0.1
-expect_fail refused 1 -c -a 127.0.0.1 -p "$(free_port)" -C 1 --timeout 5000
-expect_fail no-client 1 -s -a 127.0.0.1 -p "$(free_port)" --listen-timeout 200
+# a port bound by another process but not listening: refused, and nobody
+# can listen there meanwhile
+if reserve_port "$tmp/refused.port"; then
+	expect_fail refused 1 -c -a 127.0.0.1 -p "$(cat "$tmp/refused.port")" \
+		-C 1 --timeout 5000
+else
+	echo "FAIL refused: could not reserve a port"
+	fail=1
+fi
+kill "$RESERVE_PID" 2>/dev/null
+wait "$RESERVE_PID" 2>/dev/null
+# nobody connects: the listen timeout ends the server with exit 1 (on
+# another port if the first one was taken before the server bound it)
+for _ in 1 2 3 4 5; do
+	timeout $T "$PING" -s -a 127.0.0.1 -p "$(free_port)" \
+		--listen-timeout 200 >"$tmp/no-client.out" 2>"$tmp/no-client.err"
+	rc=$?
+	port_taken "$tmp/no-client.err" || break
+done
+skip_if_no_uring $rc "$tmp/no-client.err"
+if [ $rc -ne 1 ] || ! grep -q 'no connection request' "$tmp/no-client.err"
+then
+	echo "FAIL no-client: exit $rc (want 1, ended by the listen timeout)"
+	cat "$tmp/no-client.out" "$tmp/no-client.err"
+	fail=1
+else
+	echo "ok   no-client: exit $rc: $(head -n 1 "$tmp/no-client.err")"
+fi
 
 exit $fail

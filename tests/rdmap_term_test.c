@@ -15,14 +15,15 @@
 	0x41, 0x47, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,      \
 		0x00, 0x00, (m), 0x00, 0x00, 0x00, 0x00
 
-/* RFC-FACTS §6.7: bare Terminate, ulplen 22, qn 2 msn 1 mo 0, hdrct 00. */
+/* Bare Terminate, ulplen 22, qn 2 msn 1 mo 0, hdrct 00
+ * (docs/interop-notes.md §6.7). */
 static const uint8_t bare_crc[] = {
 	TERM_DDP(1), 0x20, 0x02, 0x00, 0x00, /* LLP / MPA / CRC error */
 };
 
 /*
- * siw's real TERMINATE for a CRC error (siw-peer README "Bad CRC",
- * evidence/mpa-lo.pcapng frame 269): nibble-swapped control word.
+ * siw's real TERMINATE for a CRC error (docs/interop-notes.md §10,
+ * tests/data/mpa-lo.pcapng frame 269): nibble-swapped control word.
  */
 static const uint8_t siw_crc[] = {
 	TERM_DDP(1), 0x02, 0x02, 0x00, 0x00,

@@ -9,7 +9,8 @@
 #include "rdmap/rdmap_rreq.h"
 #include "testutil.h"
 
-/* RFC 5040 §4.2, §5.1; names as in Wireshark (RFC-FACTS §2.2). */
+/* RFC 5040 §4.2, §5.1; names as in Wireshark (docs/interop-notes.md
+ * §2.2). */
 START_TEST(test_opcode_table)
 {
 	static const struct {
@@ -158,7 +159,7 @@ START_TEST(test_hdr_check_model_and_qn)
 }
 END_TEST
 
-/* A Read Request siw put on the wire (evidence/mpa-lo.pcapng frame 204). */
+/* A Read Request siw put on the wire (tests/data/mpa-lo.pcapng frame 204). */
 static const uint8_t siw_rreq[RDMAP_RREQ_MSG_LEN] = {
 	0x41, 0x41, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
 	0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, /* DDP */

@@ -16,7 +16,11 @@
 
 #include "iwarp/iwarp.h"
 
-#define ST_WAIT_MS 15000 /* upper bound of any single wait */
+#define ST_WAIT_MS 30000 /* upper bound of any single wait */
+/* How long a test watches for an event that must not come, where no later
+ * event can show that it did not: a slow machine only makes such a check
+ * weaker, never makes it fail. */
+#define ST_QUIET_MS 1000
 #define ST_GUARD 0xEE    /* fill of memory nothing may touch */
 
 /* A CQ with its own completion channel. */
@@ -119,7 +123,10 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms);
 /* st_poll that asserts |want| completions arrived. */
 void st_poll_n(struct st_cq *c, struct iwarp_wc *wc, int want);
 
-/* Asserts that no completion is pending on |c| right now. */
+/* Asserts that no completion is pending on |c| right now. Only for use
+ * once every WR posted to the CQ's queues has completed (and was checked
+ * by wr_id): nothing is left that could complete later, so an entry here
+ * can only be one already queued twice or out of thin air. */
 void st_cq_empty(struct st_cq *c);
 
 /* Asserts the fields of |wc|. */

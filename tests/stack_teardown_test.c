@@ -146,8 +146,9 @@ START_TEST(test_disconnect_in_flight)
 		struct iwarp_context *peer = ender == n.srv.ctx ? n.cli.ctx :
 								  n.srv.ctx;
 
-		ck_assert(!st_async_wait(ender, &ev, 0));
-		while (st_async_wait(peer, &ev, 0))
+		/* watched for ST_QUIET_MS: no later event could show it */
+		ck_assert(!st_async_wait(ender, &ev, ST_QUIET_MS));
+		while (st_async_wait(peer, &ev, ST_QUIET_MS))
 			ck_assert_msg(ev.event_type == IWARP_EVENT_QP_FATAL &&
 					      ev.term.layer ==
 						      IWARP_TERM_LAYER_LLP &&

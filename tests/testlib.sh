@@ -6,19 +6,82 @@ free_port() {
 		echo $((20000 + $$ % 20000))
 }
 
-# wait_listen PORT PID: waits (at most ~10 s) until something listens on
-# TCP port PORT; fails early if process PID is gone. Without ss(8) it
-# waits one second and hopes.
+# listen_inodes PORT: socket inodes of the TCP listeners on PORT (IPv4 and
+# IPv6), from /proc/net.
+listen_inodes() {
+	awk -v p="$(printf ':%04X' "$1")" \
+		'$4 == "0A" && substr($2, length($2) - 4) == p { print $10 }' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# pid_tree PID: PID and its descendants (a tool under timeout(1) is a
+# child of the pid the shell knows).
+pid_tree() {
+	echo "$1"
+	if command -v pgrep >/dev/null 2>&1; then
+		_kids=$(pgrep -P "$1" 2>/dev/null || true)
+	else
+		_kids=$(awk -v pp="$1" '$4 == pp { print $1 }' /proc/[0-9]*/stat 2>/dev/null)
+	fi
+	for _kid in $_kids; do
+		pid_tree "$_kid"
+	done
+}
+
+# pid_listens PORT PID: true when PID or one of its descendants holds a
+# TCP listener on PORT (not merely "someone listens there": another
+# program may have taken a port that was free a moment ago).
+pid_listens() {
+	_inos=$(listen_inodes "$1")
+	[ -n "$_inos" ] || return 1
+	for _p in $(pid_tree "$2"); do
+		for _fd in /proc/"$_p"/fd/*; do
+			_lnk=$(readlink "$_fd" 2>/dev/null) || continue
+			for _ino in $_inos; do
+				[ "$_lnk" = "socket:[$_ino]" ] && return 0
+			done
+		done
+	done
+	return 1
+}
+
+# wait_listen PORT PID: waits (at most ~30 s) until process PID (or its
+# child) listens on TCP port PORT; fails as soon as PID is gone.
 wait_listen() {
-	command -v ss >/dev/null 2>&1 || { sleep 1; return 0; }
 	_i=0
-	while [ $_i -lt 100 ]; do
-		[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ] && return 0
+	while [ $_i -lt 300 ]; do
+		pid_listens "$1" "$2" && return 0
 		kill -0 "$2" 2>/dev/null || return 1
 		sleep 0.1
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+# port_taken FILE...: true when a tool's output says its port was in use
+# (free_port's port was taken before the tool bound it: pick another).
+port_taken() {
+	grep -q 'Address already in use' "$@" 2>/dev/null
+}
+
+# reserve_port FILE: binds (without listening) a TCP port on 127.0.0.1 in
+# a background process, so connects to it are refused and nobody else can
+# take it; waits until the port number is in FILE and sets RESERVE_PID
+# (kill it when done).
+reserve_port() {
+	python3 -c 'import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True)
+sys.stdin.close()
+time.sleep(600)' >"$1" </dev/null &
+	RESERVE_PID=$!
+	_i=0
+	while [ ! -s "$1" ] && [ $_i -lt 300 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	[ -s "$1" ]
 }
 
 # dumpcap_knock LOG PORT: dumpcap prints "Capturing on" before its capture

@@ -52,18 +52,18 @@ uint8_t *iw_test_read_file(const char *relpath, size_t *len);
 /* Path of a file under $top_srcdir (static buffer). */
 const char *iw_test_srcpath(const char *relpath);
 
-/* Bitwise CRC-32C (RFC-FACTS §6.3: reflected 0x82F63B78, preload and final
- * XOR 0xFFFFFFFF), independent of util/crc32c.c: the reference of tests
- * that check CRCs on the wire. */
+/* Bitwise CRC-32C (docs/interop-notes.md §6.3: reflected 0x82F63B78,
+ * preload and final XOR 0xFFFFFFFF), independent of util/crc32c.c: the
+ * reference of tests that check CRCs on the wire. */
 uint32_t iw_test_crc32c_ref(const uint8_t *p, size_t len);
 
 /*
  * Writes the bare TERMINATE LLP/MPA |ecode| that starts an FPDU stream
- * (RFC-FACTS §6.4/§6.6): [marker 00 00 00 00 when |markers|] ULPDU_Length
- * 22, DDP/RDMAP control `41 47`, RsvdULP 0, QN 2, MSN 1, MO 0, control word
- * Layer 2 | EType 0 | |ecode| with Hdrct 0, no pad, CRC (little-endian,
- * covering the marker) when |crc| else 0. |out| holds 32 octets; returns
- * the length (28, or 32 with the marker).
+ * (docs/interop-notes.md §6.4/§6.6): [marker 00 00 00 00 when |markers|]
+ * ULPDU_Length 22, DDP/RDMAP control `41 47`, RsvdULP 0, QN 2, MSN 1, MO 0,
+ * control word Layer 2 | EType 0 | |ecode| with Hdrct 0, no pad, CRC
+ * (little-endian, covering the marker) when |crc| else 0. |out| holds 32
+ * octets; returns the length (28, or 32 with the marker).
  */
 size_t iw_test_llp_term(uint8_t *out, uint8_t ecode, bool crc, bool markers);
 

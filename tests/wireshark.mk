@@ -1,5 +1,5 @@
-# tests/wireshark.mk: Wireshark verification of real loopback runs (issue 3
-# section 5): iwarp_ping and iwarp_bw captured with dumpcap on lo, checked
+# tests/wireshark.mk: Wireshark verification of real loopback runs:
+# iwarp_ping and iwarp_bw captured with dumpcap on lo, checked
 # with tshark -V and iwarp_decode. Skips (77) where capture is impossible.
 TESTS += tests/wireshark_live.sh
 dist_check_SCRIPTS += tests/wireshark_live.sh

@@ -16,8 +16,8 @@
 #    none otherwise;
 #  - iwarp_decode calls the capture valid.
 #
-# Wireshark 4.0 and markers (RFC-FACTS §2.1, §11): its MPA dissector
-# assumes markers in BOTH directions as soon as either side asked for
+# Wireshark 4.0 and markers (docs/interop-notes.md §2.1, §11): its MPA
+# dissector assumes markers in BOTH directions as soon as either side asked for
 # them (so marker cases turn them on at both ends), and it assumes exactly
 # one FPDU per TCP segment, starting at the segment start: it derives the
 # ULPDU_Length it expects from the segment length. A bulk run on loopback
@@ -170,32 +170,43 @@ run_capture() {
 	while [ "$1" != "--" ]; do srv+=("$1"); shift; done
 	shift
 	cli=("$@")
-	port=$(free_port "${SERVER_PORT_KIND:-}") || { cfail "no free TCP port"; return 1; }
-	echo "  server port $port${SERVER_PORT_KIND:+ ($SERVER_PORT_KIND)}"
-	srv=("${srv[@]//@PORT@/$port}")
-	cli=("${cli[@]//@PORT@/$port}")
-	cap=$work/$name.pcapng
-	# a second, closed port in the filter to knock on (testlib.sh
-	# dumpcap_knock; SYN, RST: iwarp_decode's "no_data")
-	kport=$(free_port) || { cfail "no free TCP port"; return 1; }
-	"$DUMPCAP" -i lo -f "tcp port $port or tcp port $kport" -w "$cap" >"$work/$name.dumpcap" 2>&1 &
-	dump_pid=$!
-	if ! wait_for 20 capture_running "$work/$name.dumpcap" "$cap"; then
-		cfail "dumpcap did not start: $(cat "$work/$name.dumpcap")"
-		stop_capture
-		return 1
-	fi
-	dumpcap_knock "$work/$name.dumpcap" "$kport"
-	timeout "$RUN_TIMEOUT" "${srv[@]}" >"$work/$name.server" 2>&1 &
-	srv_pid=$!
-	if ! wait_for 20 port_listening "$port"; then
-		cfail "server not listening on port $port: $(cat "$work/$name.server")"
+	local -a srv0=("${srv[@]}") cli0=("${cli[@]}")
+	local try
+	# the server's port was free when chosen; should another program
+	# take it before the server binds it, the server says so and the
+	# capture starts again on another port
+	for try in 1 2 3 4 5; do
+		port=$(free_port "${SERVER_PORT_KIND:-}") || { cfail "no free TCP port"; return 1; }
+		echo "  server port $port${SERVER_PORT_KIND:+ ($SERVER_PORT_KIND)}"
+		srv=("${srv0[@]//@PORT@/$port}")
+		cli=("${cli0[@]//@PORT@/$port}")
+		cap=$work/$name.pcapng
+		# a second, closed port in the filter to knock on (testlib.sh
+		# dumpcap_knock; SYN, RST: iwarp_decode's "no_data")
+		kport=$(free_port) || { cfail "no free TCP port"; return 1; }
+		"$DUMPCAP" -i lo -f "tcp port $port or tcp port $kport" -w "$cap" >"$work/$name.dumpcap" 2>&1 &
+		dump_pid=$!
+		if ! wait_for 20 capture_running "$work/$name.dumpcap" "$cap"; then
+			cfail "dumpcap did not start: $(cat "$work/$name.dumpcap")"
+			stop_capture
+			return 1
+		fi
+		dumpcap_knock "$work/$name.dumpcap" "$kport"
+		timeout "$RUN_TIMEOUT" "${srv[@]}" >"$work/$name.server" 2>&1 &
+		srv_pid=$!
+		# the server itself listens (testlib.sh), not just anyone
+		wait_listen "$port" "$srv_pid" && break
 		kill "$srv_pid" 2>/dev/null || true
 		wait "$srv_pid" 2>/dev/null || true
 		srv_pid=
 		stop_capture
+		if [ "$try" -lt 5 ] && port_taken "$work/$name.server"; then
+			echo "  port $port taken meanwhile, another one"
+			continue
+		fi
+		cfail "server not listening on port $port: $(cat "$work/$name.server")"
 		return 1
-	fi
+	done
 	rc=0
 	timeout "$RUN_TIMEOUT" "${cli[@]}" >"$work/$name.client" 2>&1 || rc=$?
 	[ "$rc" -eq 0 ] || cfail "client exited with $rc: $(tail -5 "$work/$name.client")"
@@ -203,7 +214,7 @@ run_capture() {
 	wait "$srv_pid" || rc=$?
 	srv_pid=
 	[ "$rc" -eq 0 ] || cfail "server exited with $rc: $(tail -5 "$work/$name.server")"
-	# the issue's rule for kernels without io_uring: the tools say so, skip
+	# a kernel without io_uring is a skip, not a failure: the tools say so
 	if grep -qE 'io_uring (is )?unavailable' "$work/$name.server" "$work/$name.client"; then
 		stop_capture
 		echo "SKIP: io_uring unavailable: $(cat "$work/$name.client")"

@@ -5,7 +5,8 @@
  * casts raw bytes to structs and no wire struct uses bitfields. The put
  * helpers return the advanced pointer, the get helpers read from |p|.
  * All iWARP fields are big-endian (network order) except the MPA CRC, which
- * is stored little-endian like the iSCSI digest (RFC 5044 §6, RFC-FACTS §6.3).
+ * is stored little-endian like the iSCSI digest (RFC 5044 §6,
+ * docs/interop-notes.md §6.3).
  */
 #ifndef IWARP_UTIL_BYTES_H
 #define IWARP_UTIL_BYTES_H

@@ -61,7 +61,7 @@ struct err_entry {
  *   valid FPDU, reported as 0x03 "marker and ULPDU length mismatch".
  * - DDP reserved bits: no RFC code; DDP local catastrophic 0x00.
  * - Read Request beyond IRD: RDMAP/RemoteOp 0x07 catastrophic stream
- *   error, as siw sends (RFC-FACTS §1.4).
+ *   error, as siw sends (docs/interop-notes.md §1.4).
  * - Read Response without a Read Request: RDMAP/RemoteOp 0x06 unexpected
  *   opcode (RFC 5040 §7).
  * - A malformed Terminate is never answered with a Terminate

@@ -2,7 +2,7 @@
 # tests/interop/build-guest.sh - build (or reuse from the cache) the tiny QEMU
 # guest that runs the Linux soft-iWARP (siw) driver plus rdma-core tools
 # (rping, perftest): the real iWARP peer of libiwarp's interop matrix.
-# Adapted from the project's siw-peer kit (see tests/interop/README.md).
+# tests/interop/README.md describes the guest and its cache.
 #
 #   build-guest.sh            default siw
 #   SIW_PEER_SIW_KNOBS="mpa_crc_required=true" build-guest.sh   a variant

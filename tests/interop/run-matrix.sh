@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/interop/run-matrix.sh - libiwarp <-> Linux soft-iWARP (siw) interop
-# matrix (issue 4). See tests/interop/README.md.
+# matrix. See tests/interop/README.md.
 #
 #   run-matrix.sh [-l] [CASE_GLOB...]
 #     -l          list the cases (group, name, what) and exit

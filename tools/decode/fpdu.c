@@ -127,7 +127,7 @@ static void start_fpdu(struct dec_fpdu_rx *rx, bool marker)
 
 /*
  * A marker's 4 octets are complete (the last one at rx->pos): check
- * Reserved = 0 and FPDUPTR (RFC 5044 §5, RFC-FACTS §11).
+ * Reserved = 0 and FPDUPTR (RFC 5044 §5, docs/interop-notes.md §11).
  */
 static void check_marker(struct dec_fpdu_rx *rx)
 {

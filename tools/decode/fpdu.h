@@ -9,10 +9,11 @@
  *
  * Markers sit at every 512th octet of the direction's stream counted from
  * |base|, the first octet after the MPA Request/Reply (RFC 5044 §5,
- * RFC-FACTS §6.3); a marker where an FPDU would start leads that FPDU.
+ * docs/interop-notes.md §6.3); a marker where an FPDU would start leads that
+ * FPDU.
  * FPDUPTR must be the distance from the FPDU's first octet to the marker;
  * when the FPDU starts with a marker, that distance minus 4 is accepted too
- * (RFC-FACTS §11). Markers count in the CRC.
+ * (docs/interop-notes.md §11). Markers count in the CRC.
  *
  * The library's deframer (mpa/mpa_rx.h) runs on the same octets in
  * lockstep as a cross-check: each FPDU says whether mpa_rx reached the
