@@ -56,10 +56,10 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	c->initiator = cfg->initiator;
 	c->p2p = cfg->p2p && cfg->rtr != MPA_RTR_NONE;
 	c->rtr = c->p2p ? cfg->rtr : MPA_RTR_NONE;
-	c->ird = cfg->ird > RDMAP_CONN_MAX_IRD_ORD ? RDMAP_CONN_MAX_IRD_ORD :
-						     cfg->ird;
-	c->ord = cfg->ord > RDMAP_CONN_MAX_IRD_ORD ? RDMAP_CONN_MAX_IRD_ORD :
-						     cfg->ord;
+	c->ird = cfg->ird > RDMAP_CONN_MAX_IRD_ORD ? RDMAP_CONN_MAX_IRD_ORD
+						   : cfg->ird;
+	c->ord = cfg->ord > RDMAP_CONN_MAX_IRD_ORD ? RDMAP_CONN_MAX_IRD_ORD
+						   : cfg->ord;
 	c->fpdu_max = cfg->fpdu_max;
 	c->sq_sent = cfg->sq_first;
 	/* RFC 5044 §7.1 / RFC 6581 §7: the initiator sends first (its RTR in
@@ -266,7 +266,8 @@ static void conn_fail_unanswered(struct rdmap_conn *c)
 
 		if (!o->in_sq)
 			continue;
-		/* never past an unanswered Read: conn_sq_progress stops there */
+		/* never past an unanswered Read: conn_sq_progress stops there
+		 */
 		c->orq_head = i;
 		conn_sq_progress(c);
 		c->orq_head = c->orq_tail;
@@ -293,7 +294,8 @@ void conn_finish(struct rdmap_conn *c, int err, bool async)
 	if (c->ops->shutdown)
 		c->ops->shutdown(c->owner);
 	if (c->bound)
-		c->ops->closed(c->owner, err, c->cause_valid ? &c->cause : NULL);
+		c->ops->closed(c->owner, err,
+			       c->cause_valid ? &c->cause : NULL);
 }
 
 void rdmap_conn_closed(struct rdmap_conn *c, int err)

@@ -76,26 +76,33 @@
 #include "rdmap/rdmap_wr.h"
 
 /* Tunables. */
-#define RDMAP_CONN_RX_BUF (1u << 20)  /* bulk receive buffer, one per conn */
-#define RDMAP_CONN_DP_MIN 4096u       /* receive payload at least this long in place */
-#define RDMAP_CONN_DP_BIG 16384u      /* "large FPDU" payload: stream them in place */
-#define RDMAP_CONN_RX_LOOKAHEAD 512u  /* bulk octets read after/between large FPDUs */
-#define RDMAP_CONN_RX_BIG_CREDIT 8u   /* small FPDUs after a large one still bounded */
-#define RDMAP_CONN_TX_SLOTS 128u      /* FPDUs framed ahead (power of two) */
-#define RDMAP_CONN_SLOT_IOV 40u       /* iovecs of one framed FPDU */
-#define RDMAP_CONN_MARKER_FPDU 4096u  /* FPDU cap with markers (bounds the iovecs) */
+#define RDMAP_CONN_RX_BUF (1u << 20) /* bulk receive buffer, one per conn */
+#define RDMAP_CONN_DP_MIN                                                      \
+	4096u /* receive payload at least this long in place */
+#define RDMAP_CONN_DP_BIG                                                      \
+	16384u /* "large FPDU" payload: stream them in place */
+#define RDMAP_CONN_RX_LOOKAHEAD                                                \
+	512u /* bulk octets read after/between large FPDUs */
+#define RDMAP_CONN_RX_BIG_CREDIT                                               \
+	8u /* small FPDUs after a large one still bounded */
+#define RDMAP_CONN_TX_SLOTS 128u /* FPDUs framed ahead (power of two) */
+#define RDMAP_CONN_SLOT_IOV 40u	 /* iovecs of one framed FPDU */
+#define RDMAP_CONN_MARKER_FPDU                                                 \
+	4096u /* FPDU cap with markers (bounds the iovecs) */
 #define RDMAP_CONN_FPDU_DEFAULT 1448u /* fpdu_max 0 and no MSS known */
-#define RDMAP_CONN_RESP_BURST 16u     /* Read Response FPDUs before the SQ gets a turn */
-#define RDMAP_CONN_MAX_IRD_ORD 128u   /* as siw */
-#define RDMAP_CONN_TERM_BODY (RDMAP_TERM_MAX_LEN - DDP_UNTAGGED_HDR_LEN) /* 52 */
+#define RDMAP_CONN_RESP_BURST                                                  \
+	16u /* Read Response FPDUs before the SQ gets a turn */
+#define RDMAP_CONN_MAX_IRD_ORD 128u /* as siw */
+#define RDMAP_CONN_TERM_BODY                                                   \
+	(RDMAP_TERM_MAX_LEN - DDP_UNTAGGED_HDR_LEN) /* 52 */
 /* How long a queued TERMINATE may wait for TCP to take it (a peer that
  * stopped reading) before the connection ends without it. */
 #define RDMAP_CONN_TERM_LINGER_MS 1000u
 
 /* Memory the engine may touch, held by a reference (ops->mem_get). */
 struct rdmap_mem {
-	uint8_t *ptr;   /* the octet at the requested TO */
-	uint32_t ref;   /* the reference to give back (ops->mem_put); 0: none */
+	uint8_t *ptr; /* the octet at the requested TO */
+	uint32_t ref; /* the reference to give back (ops->mem_put); 0: none */
 };
 
 /*
@@ -183,45 +190,45 @@ struct rdmap_ops {
 
 /* What rdmap_conn_create needs to know (the MPA negotiation's result). */
 struct rdmap_conn_cfg {
-	bool initiator;       /* active side (sends first, RFC 5044 §7.1) */
-	bool crc;             /* MPA CRC (RFC 5044 §6) */
+	bool initiator; /* active side (sends first, RFC 5044 §7.1) */
+	bool crc;	/* MPA CRC (RFC 5044 §6) */
 	bool markers_tx, markers_rx; /* MPA markers per direction (§5) */
-	bool p2p;             /* RFC 6581 peer-to-peer mode */
-	enum mpa_rtr rtr;     /* the negotiated RTR (MPA_RTR_NONE without p2p) */
-	uint32_t ird, ord;    /* negotiated Read limits (capped at 128) */
-	size_t fpdu_max;      /* largest FPDU; 0 = set later or 1448 */
-	uint32_t sq_first;    /* index of the first WQE this conn offers */
+	bool p2p;		     /* RFC 6581 peer-to-peer mode */
+	enum mpa_rtr rtr;  /* the negotiated RTR (MPA_RTR_NONE without p2p) */
+	uint32_t ird, ord; /* negotiated Read limits (capped at 128) */
+	size_t fpdu_max;   /* largest FPDU; 0 = set later or 1448 */
+	uint32_t sq_first; /* index of the first WQE this conn offers */
 };
 
 /* Connection state. */
 enum rdmap_conn_state {
-	RDMAP_CONN_RUN,    /* full operation */
+	RDMAP_CONN_RUN,	   /* full operation */
 	RDMAP_CONN_TERM,   /* TERMINATE queued/being sent; input discarded */
 	RDMAP_CONN_CLOSED, /* over: set_error and closed ran (or detached) */
 };
 
 /* One FPDU framed for transmission. */
 struct rdmap_slot {
-	struct mpa_tx_scratch s;    /* length field, markers, pad, CRC */
+	struct mpa_tx_scratch s;	 /* length field, markers, pad, CRC */
 	uint8_t ulp[RDMAP_TERM_MAX_LEN]; /* DDP/RDMAP header (Terminate: all) */
 	struct iovec iov[RDMAP_CONN_SLOT_IOV];
 	uint32_t niov;
 	size_t wire_len;
-	uint64_t pos;               /* mpa_tx.pos before this FPDU */
-	uint32_t sq_done;           /* SQ index + 1 sent with it, if has_sq */
-	uint32_t mem_ref;           /* reference on the payload's region */
+	uint64_t pos;	  /* mpa_tx.pos before this FPDU */
+	uint32_t sq_done; /* SQ index + 1 sent with it, if has_sq */
+	uint32_t mem_ref; /* reference on the payload's region */
 	bool has_sq;
 	bool is_term;
 };
 
 /* Outstanding Read Request we sent (requester side, RFC 5040 §5.2). */
 struct rdmap_orq {
-	uint32_t sq_idx;   /* its WQE (if in_sq) */
-	bool in_sq;        /* false for the RFC 6581 Read RTR */
+	uint32_t sq_idx; /* its WQE (if in_sq) */
+	bool in_sq;	 /* false for the RFC 6581 Read RTR */
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t size;
-	uint32_t got;      /* Read Response octets received */
+	uint32_t got; /* Read Response octets received */
 };
 
 /* Inbound Read Request to answer (responder side). Its source is looked
@@ -233,27 +240,27 @@ struct rdmap_irq {
 /* What the FPDU being received is. */
 enum rdmap_rx_kind {
 	RXK_NONE,
-	RXK_DISCARD,   /* error pending: payload dropped */
-	RXK_WRITE,     /* RDMA Write segment */
-	RXK_RRESP,     /* Read Response segment */
-	RXK_SEND,      /* Send-family segment into the RQE */
-	RXK_SEND_RTR,  /* RFC 6581 zero-length Send RTR */
-	RXK_RREQ,      /* Read Request */
-	RXK_TERM,      /* Terminate */
+	RXK_DISCARD,  /* error pending: payload dropped */
+	RXK_WRITE,    /* RDMA Write segment */
+	RXK_RRESP,    /* Read Response segment */
+	RXK_SEND,     /* Send-family segment into the RQE */
+	RXK_SEND_RTR, /* RFC 6581 zero-length Send RTR */
+	RXK_RREQ,     /* Read Request */
+	RXK_TERM,     /* Terminate */
 };
 
 /* The FPDU being received. */
 struct rdmap_rx_cur {
 	enum rdmap_rx_kind kind;
-	int err;                  /* deferred protocol error (after CRC) */
+	int err; /* deferred protocol error (after CRC) */
 	uint16_t ulpdu_len;
-	uint32_t pay_len;         /* payload octets in this segment */
+	uint32_t pay_len; /* payload octets in this segment */
 	struct ddp_hdr h;
 	uint8_t hdr[RDMAP_RREQ_MSG_LEN]; /* raw header octets (for TERMINATE) */
 	size_t hdr_len;
-	struct ddp_rx_seg seg;    /* where it goes, whether it completes */
-	struct rdmap_mem dst;     /* tagged: first payload octet's target */
-	struct rdmap_rreq rr;     /* RXK_RREQ */
+	struct ddp_rx_seg seg; /* where it goes, whether it completes */
+	struct rdmap_mem dst;  /* tagged: first payload octet's target */
+	struct rdmap_rreq rr;  /* RXK_RREQ */
 	enum iwarp_wc_status rqe_status; /* status for the RQE on error */
 };
 
@@ -261,7 +268,7 @@ struct rdmap_rx_cur {
 struct rdmap_conn {
 	const struct rdmap_ops *ops;
 	void *owner;
-	bool bound;                /* ops may be called (false once detached) */
+	bool bound; /* ops may be called (false once detached) */
 	enum rdmap_conn_state state;
 
 	/* negotiated */
@@ -274,30 +281,30 @@ struct rdmap_conn {
 	/* failure */
 	struct iwarp_term_cause cause;
 	bool cause_valid;
-	bool cause_received;       /* the peer sent |cause| */
+	bool cause_received; /* the peer sent |cause| */
 	int close_err;
 
 	/* ---- transmit ---- */
 	struct mpa_tx mtx;
 	struct ddp_tx_queues txq;
-	bool tx_enabled;           /* responder: first FPDU received */
-	bool rtr_pending;          /* P2P initiator: RTR still to frame */
-	bool tx_busy;              /* a tx_iov set is outstanding */
-	bool drop_unsent;          /* drop framed FPDUs not yet accepted */
+	bool tx_enabled;  /* responder: first FPDU received */
+	bool rtr_pending; /* P2P initiator: RTR still to frame */
+	bool tx_busy;	  /* a tx_iov set is outstanding */
+	bool drop_unsent; /* drop framed FPDUs not yet accepted */
 	bool term_framed;
-	struct rdmap_term term;    /* the TERMINATE we send */
-	struct rdmap_slot *slots;  /* RDMAP_CONN_TX_SLOTS */
+	struct rdmap_term term;	       /* the TERMINATE we send */
+	struct rdmap_slot *slots;      /* RDMAP_CONN_TX_SLOTS */
 	uint32_t slot_head, slot_tail; /* [head, tail) framed, head oldest */
-	size_t head_off;           /* octets of the head slot already sent */
-	uint32_t resp_burst;       /* Read Response FPDUs framed in a row */
+	size_t head_off;     /* octets of the head slot already sent */
+	uint32_t resp_burst; /* Read Response FPDUs framed in a row */
 	/* the SQ message in progress */
 	bool sq_active;
 	uint32_t sq_idx;
 	const struct rdmap_wqe *sq_w; /* the WQE in progress (in the owner's
 				      ring until it completes) */
 	struct ddp_seg_iter sq_it;
-	uint32_t sq_sent;          /* WQEs before this are handed to TCP */
-	bool loc_err;              /* a WQE failed a local check */
+	uint32_t sq_sent; /* WQEs before this are handed to TCP */
+	bool loc_err;	  /* a WQE failed a local check */
 	uint32_t loc_err_idx;
 	enum iwarp_wc_status loc_err_status;
 	/* the Read Response in progress */
@@ -312,15 +319,15 @@ struct rdmap_conn {
 	/* ---- receive ---- */
 	struct mpa_rx mrx;
 	struct ddp_rx drx;
-	uint8_t *rxbuf;            /* RDMAP_CONN_RX_BUF */
-	bool dp_active;            /* last rx_iov was a direct placement */
-	size_t dp_len;             /* its placement octets (a bulk tail follows) */
-	uint32_t rx_big;           /* credit: large FPDUs seen lately */
-	size_t rx_req;             /* octets the last rx_iov set asked for */
-	bool rx_behind;            /* it was filled: read the whole buffer */
-	bool first_rx;             /* an FPDU was received */
+	uint8_t *rxbuf;	 /* RDMAP_CONN_RX_BUF */
+	bool dp_active;	 /* last rx_iov was a direct placement */
+	size_t dp_len;	 /* its placement octets (a bulk tail follows) */
+	uint32_t rx_big; /* credit: large FPDUs seen lately */
+	size_t rx_req;	 /* octets the last rx_iov set asked for */
+	bool rx_behind;	 /* it was filled: read the whole buffer */
+	bool first_rx;	 /* an FPDU was received */
 	struct rdmap_rx_cur cur;
-	bool have_rqe;             /* a receive WQE bound to the Send in progress */
+	bool have_rqe; /* a receive WQE bound to the Send in progress */
 	struct rdmap_rqe rqe;
 	uint8_t term_buf[RDMAP_TERM_MAX_LEN];
 };
@@ -403,7 +410,8 @@ void rdmap_conn_tx_open(struct rdmap_conn *c);
  */
 bool rdmap_conn_mem_revoke(struct rdmap_conn *c, uint32_t ref);
 
-/* vendor_err encoding of a TERMINATE cause: layer << 16 | etype << 8 | ecode. */
+/* vendor_err encoding of a TERMINATE cause: layer << 16 | etype << 8 | ecode.
+ */
 static inline uint32_t rdmap_vendor_err(const struct iwarp_term_cause *t)
 {
 	return (uint32_t)t->layer << 16 | (uint32_t)t->etype << 8 | t->ecode;

@@ -1,10 +1,10 @@
 /*
- * rdmap/rdmap_conn_rx.c: the RDMAP engine's receive path. Stream octets go through the MPA
- * deframer (RFC 5044 §4-6); each DDP segment's header is validated (RFC 5041
- * §7, RFC 5040 §7-8) before any of its payload is placed, payload is placed
- * in order at its destination (the MR at the tagged offset, or the receive
- * WQE at the message offset), and messages complete only after the CRC of
- * their last FPDU was verified.
+ * rdmap/rdmap_conn_rx.c: the RDMAP engine's receive path. Stream octets go
+ * through the MPA deframer (RFC 5044 §4-6); each DDP segment's header is
+ * validated (RFC 5041 §7, RFC 5040 §7-8) before any of its payload is placed,
+ * payload is placed in order at its destination (the MR at the tagged offset,
+ * or the receive WQE at the message offset), and messages complete only after
+ * the CRC of their last FPDU was verified.
  */
 #include "config.h"
 
@@ -17,8 +17,10 @@
 /* Content octets between two markers (RFC 5044 §5). */
 #define MPA_MARKER_SPAN (MPA_MARKER_INTERVAL - MPA_MARKER_LEN)
 
-/* Locates message offset |off| in the RQE: pointer and octets to its SGE end. */
-static uint8_t *rqe_locate(const struct rdmap_rqe *r, uint64_t off, size_t *room)
+/* Locates message offset |off| in the RQE: pointer and octets to its SGE end.
+ */
+static uint8_t *rqe_locate(const struct rdmap_rqe *r, uint64_t off,
+			   size_t *room)
 {
 	uint32_t i;
 
@@ -34,8 +36,8 @@ static uint8_t *rqe_locate(const struct rdmap_rqe *r, uint64_t off, size_t *room
 }
 
 /* Scatters |len| octets at message offset |off| over the RQE's SGEs. */
-static void rqe_place(const struct rdmap_rqe *r, uint64_t off, const uint8_t *src,
-		      size_t len)
+static void rqe_place(const struct rdmap_rqe *r, uint64_t off,
+		      const uint8_t *src, size_t len)
 {
 	size_t room, take;
 	uint8_t *dst;
@@ -163,8 +165,9 @@ static int rx_read_response(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 	if (h->to != o->sink_to + o->got || cur->pay_len > o->size - o->got ||
 	    (h->last && o->got + cur->pay_len != o->size))
 		return IWARP_ERR_DDP_BOUNDS;
-	/* the sink MR may carry LOCAL_WRITE or REMOTE_WRITE (docs/interop-notes.md §0.8;
-	 * mr_check_remote grants LOCAL_WRITE for either) */
+	/* the sink MR may carry LOCAL_WRITE or REMOTE_WRITE
+	 * (docs/interop-notes.md §0.8; mr_check_remote grants LOCAL_WRITE
+	 * for either) */
 	return rx_tagged_target(c, cur, IWARP_ACCESS_LOCAL_WRITE, RXK_RRESP);
 }
 
@@ -222,8 +225,8 @@ static int rx_terminate(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 
 /* When an opcode may arrive (the dispatcher's "allowed-when" column). */
 enum rx_when {
-	RX_ALWAYS,   /* any time in full operation */
-	RX_ORQ,      /* only while a Read Request of ours is outstanding */
+	RX_ALWAYS, /* any time in full operation */
+	RX_ORQ,	   /* only while a Read Request of ours is outstanding */
 };
 
 /*
@@ -238,18 +241,18 @@ static const struct rx_row {
 	int (*handler)(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 		       const uint8_t *hdr);
 	enum rx_when when;
-	int refused;        /* the error when not allowed now */
+	int refused; /* the error when not allowed now */
 } rx_table[RDMAP_OPCODE_COUNT] = {
-	[RDMAP_OP_WRITE] = {rx_write, RX_ALWAYS, 0},                 /* §4.3 */
-	[RDMAP_OP_READ_REQUEST] = {rx_read_request, RX_ALWAYS, 0},   /* §4.4 */
+	[RDMAP_OP_WRITE] = {rx_write, RX_ALWAYS, 0},		   /* §4.3 */
+	[RDMAP_OP_READ_REQUEST] = {rx_read_request, RX_ALWAYS, 0}, /* §4.4 */
 	/* §4.5: a Read Response answers our oldest outstanding Read */
 	[RDMAP_OP_READ_RESPONSE] = {rx_read_response, RX_ORQ,
 				    IWARP_ERR_RDMAP_RESPONSE},
-	[RDMAP_OP_SEND] = {rx_send, RX_ALWAYS, 0},                   /* §4.6 */
+	[RDMAP_OP_SEND] = {rx_send, RX_ALWAYS, 0}, /* §4.6 */
 	[RDMAP_OP_SEND_INV] = {rx_send, RX_ALWAYS, 0},
 	[RDMAP_OP_SEND_SE] = {rx_send, RX_ALWAYS, 0},
 	[RDMAP_OP_SEND_SE_INV] = {rx_send, RX_ALWAYS, 0},
-	[RDMAP_OP_TERMINATE] = {rx_terminate, RX_ALWAYS, 0},         /* §4.8 */
+	[RDMAP_OP_TERMINATE] = {rx_terminate, RX_ALWAYS, 0}, /* §4.8 */
 };
 
 /* A HEADER event: decode and validate, decide where the payload goes. */
@@ -264,8 +267,8 @@ static void rx_header(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 	cur->kind = RXK_DISCARD;
 	cur->rqe_status = IWARP_WC_WR_FLUSH_ERR;
 	cur->ulpdu_len = ev->ulpdu_len;
-	cur->hdr_len = ev->hdr_len < sizeof(cur->hdr) ? ev->hdr_len :
-							sizeof(cur->hdr);
+	cur->hdr_len =
+		ev->hdr_len < sizeof(cur->hdr) ? ev->hdr_len : sizeof(cur->hdr);
 	memcpy(cur->hdr, ev->hdr, cur->hdr_len);
 	cur->pay_len = (uint32_t)(ev->ulpdu_len - ev->hdr_len);
 	/* large FPDUs stream in place (rdmap_conn_rx_iov) */

@@ -1,7 +1,7 @@
 /*
- * rdmap/rdmap_conn_term.c: RDMAP engine TERMINATE handling (RFC 5040 §4.8, §5.4,
- * RFC 5041 §7, RFC 5044 §8): sending one for a violation we detected, and
- * acting on one the peer sent.
+ * rdmap/rdmap_conn_term.c: RDMAP engine TERMINATE handling (RFC 5040 §4.8,
+ * §5.4, RFC 5041 §7, RFC 5044 §8): sending one for a violation we detected,
+ * and acting on one the peer sent.
  */
 #include "config.h"
 
@@ -149,10 +149,11 @@ void conn_term_received(struct rdmap_conn *c, const struct rdmap_term *t)
 		 * §5.4); what follows is flushed. A WQE never sent is only
 		 * flushed.
 		 */
-		if (o ? oldest == o->sq_idx :
-			(int32_t)(c->sq_sent - oldest) > 0 ||
-				(c->sq_active && c->sq_idx == oldest)) {
-			conn_sq_fail_one(c, status, rdmap_vendor_err(&t->cause));
+		if (o ? oldest == o->sq_idx
+		      : (int32_t)(c->sq_sent - oldest) > 0 ||
+				    (c->sq_active && c->sq_idx == oldest)) {
+			conn_sq_fail_one(c, status,
+					 rdmap_vendor_err(&t->cause));
 			/* what follows the failed WQE is flushed */
 			c->sq_sent = oldest + 1;
 			if (o) {

@@ -1,8 +1,8 @@
 /*
- * rdmap/rdmap_conn_tx.c: the RDMAP engine's transmit path. Send WQEs, Read Responses, the
- * RFC 6581 RTR and the TERMINATE become DDP segments (RFC 5041 §5.1) framed
- * into FPDUs (RFC 5044 §4-6) whose iovecs point at per-FPDU scratch and at
- * the registered payload (no copy).
+ * rdmap/rdmap_conn_tx.c: the RDMAP engine's transmit path. Send WQEs, Read
+ * Responses, the RFC 6581 RTR and the TERMINATE become DDP segments (RFC 5041
+ * §5.1) framed into FPDUs (RFC 5044 §4-6) whose iovecs point at per-FPDU
+ * scratch and at the registered payload (no copy).
  */
 #include "config.h"
 
@@ -24,7 +24,8 @@ static uint32_t orq_count(const struct rdmap_conn *c)
 	return c->orq_tail - c->orq_head;
 }
 
-/* True when a Read WQE of the SQ is still outstanding (Fence, RFC 5040 §5.2). */
+/* True when a Read WQE of the SQ is still outstanding (Fence, RFC 5040 §5.2).
+ */
 static bool orq_has_sq_reads(const struct rdmap_conn *c)
 {
 	uint32_t i;
@@ -54,8 +55,8 @@ static size_t conn_mulpdu(const struct rdmap_conn *c)
  * sane fpdu_max; the connection then fails).
  */
 static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
-				    size_t hdr_len, const struct iovec *pay,
-				    size_t npay)
+				     size_t hdr_len, const struct iovec *pay,
+				     size_t npay)
 {
 	struct rdmap_slot *sl = &c->slots[c->slot_tail & SLOT_MASK];
 	struct iovec ul[RDMAP_MAX_SGE + 1];
@@ -84,8 +85,8 @@ static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 }
 
 /* Payload iovecs of WQE |w| for message octets [off, off + len). */
-static size_t conn_wqe_iov(const struct rdmap_wqe *w, uint32_t off, uint32_t len,
-			   struct iovec *out)
+static size_t conn_wqe_iov(const struct rdmap_wqe *w, uint32_t off,
+			   uint32_t len, struct iovec *out)
 {
 	size_t n = 0;
 	uint32_t i, take;
@@ -158,7 +159,7 @@ static bool conn_frame_rtr(struct rdmap_conn *c)
 	case MPA_RTR_NONE:
 	default:
 		ddp_seg_init_tagged(&it, RDMAP_OP_WRITE, MPA_RTR_STAG, 0, 0);
-one:
+	one:
 		if (ddp_seg_next(&it, conn_mulpdu(c), &seg) != 1 ||
 		    !conn_frame(c, seg.hdr_bytes, seg.hdr_len, NULL, 0))
 			return false;
@@ -197,10 +198,9 @@ static int conn_frame_response(struct rdmap_conn *c)
 		return 0;
 	if (seg.len) {
 		/* held by the FPDU until TCP took it (tx_done) */
-		rc = c->ops->mem_get(c->owner, e->rr.src_stag,
-				     IWARP_ACCESS_REMOTE_READ,
-				     e->rr.src_to + seg.offset, seg.len, false,
-				     &m);
+		rc = c->ops->mem_get(
+			c->owner, e->rr.src_stag, IWARP_ACCESS_REMOTE_READ,
+			e->rr.src_to + seg.offset, seg.len, false, &m);
 		if (rc)
 			return rc;
 	}
@@ -322,8 +322,7 @@ static int conn_sq_start(struct rdmap_conn *c)
 		for (i = 0; i < w->num_sge; i++)
 			if (c->ops->mem_check_local(c->owner, &w->sge[i], 0)) {
 				c->ops->sq_started(c->owner, idx);
-				conn_local_error(c, idx,
-						 IWARP_WC_LOC_PROT_ERR);
+				conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
 				return 0;
 			}
 	switch (w->opcode) {
@@ -337,18 +336,18 @@ static int conn_sq_start(struct rdmap_conn *c)
 
 		/* RFC 5040 §4.3: opcodes 3/5 (SE), 4/6 with Invalidate */
 		if (w->opcode == IWARP_WR_SEND_WITH_INV) {
-			op = (w->send_flags & IWARP_SEND_SOLICITED) ?
-				     RDMAP_OP_SEND_SE_INV :
-				     RDMAP_OP_SEND_INV;
+			op = (w->send_flags & IWARP_SEND_SOLICITED)
+				     ? RDMAP_OP_SEND_SE_INV
+				     : RDMAP_OP_SEND_INV;
 			inv = w->invalidate_rkey;
 		} else {
-			op = (w->send_flags & IWARP_SEND_SOLICITED) ?
-				     RDMAP_OP_SEND_SE :
-				     RDMAP_OP_SEND;
+			op = (w->send_flags & IWARP_SEND_SOLICITED)
+				     ? RDMAP_OP_SEND_SE
+				     : RDMAP_OP_SEND;
 		}
 		ddp_tx_msn_alloc(&c->txq, DDP_QN_SEND, &msn);
-		rc = ddp_seg_init_untagged(&c->sq_it, op, DDP_QN_SEND, msn,
-					   inv, w->total_len);
+		rc = ddp_seg_init_untagged(&c->sq_it, op, DDP_QN_SEND, msn, inv,
+					   w->total_len);
 		break;
 	}
 	case IWARP_WR_RDMA_READ:
@@ -444,7 +443,7 @@ static void conn_tx_fill(struct rdmap_conn *c)
 			sq_blocked = true; /* nothing to start: answer on */
 		}
 	}
-internal: {
+internal : {
 	struct iwarp_term_cause lc = {
 		.layer = IWARP_TERM_LAYER_RDMAP,
 		.etype = IWARP_RDMAP_ETYPE_LOCAL_CATASTROPHIC,
@@ -452,7 +451,7 @@ internal: {
 	};
 
 	conn_fail_cause(c, &lc);
-	}
+}
 }
 
 /* Drops framed FPDUs that the transport has not taken (after a failure). */

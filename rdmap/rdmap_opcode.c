@@ -29,7 +29,7 @@
  * RFC 5040 §4.2 (opcodes), §5.1 (queue numbers), §4.4 (Read Request
  * header), §4.8 (Terminate: its control word and optional headers are its
  * payload, so hdr_len 0). 0x8-0xB: RFC 7306, not implemented (siw rejects
- * them too, RFC-FACTS §1.4); 0xC-0xF reserved.
+ * them too, docs/interop-notes.md §1.4); 0xC-0xF reserved.
  */
 const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OPCODE_COUNT] = {
 	[RDMAP_OP_WRITE] = TAGGED("Write"),
@@ -45,7 +45,7 @@ const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OPCODE_COUNT] = {
 					  DDP_QN_SEND, 0, true, true),
 	[RDMAP_OP_TERMINATE] =
 		UNTAGGED("Terminate", DDP_QN_TERMINATE, 0, false, false),
-	/* RFC 7306 (QNs from RFC-FACTS §6.5, [RFC-mem], informational) */
+	/* RFC 7306 (QNs per docs/interop-notes.md §6.5, unconfirmed) */
 	[RDMAP_OP_IMM_DATA] = UNSUPPORTED("Immediate Data", false, DDP_QN_SEND),
 	[RDMAP_OP_IMM_DATA_SE] =
 		UNSUPPORTED("Immediate Data with SE", false, DDP_QN_SEND),

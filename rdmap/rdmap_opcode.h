@@ -52,7 +52,7 @@ struct rdmap_opcode_info {
 /*
  * The table, indexed by opcode 0..15. For the RFC 7306 entries (0x8-0xB)
  * tagged/qn are informational only (RFC 7306 text not verified, see
- * RFC-FACTS §6.5); valid is false for 0x8-0xF.
+ * docs/interop-notes.md §6.5); valid is false for 0x8-0xF.
  */
 extern const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OPCODE_COUNT];
 
@@ -84,7 +84,7 @@ const char *rdmap_opcode_name(uint8_t opcode);
  *       for the buffer model it arrived on, RFC 5040 §4.2 / §7)
  *   untagged and QN != the opcode's queue    -> IWARP_ERR_DDP_QN
  *       (DDP/untagged/0x01: e.g. a Send on QN 1 or a Read Request on QN 0;
- *       siw does the same for a Send with QN != 0, RFC-FACTS §1.4)
+ *       siw does the same for a Send with QN != 0, docs/interop-notes.md §1.4)
  * Returns 0 when the header is acceptable.
  */
 int rdmap_hdr_check(const struct ddp_hdr *h);

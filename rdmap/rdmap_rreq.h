@@ -6,7 +6,7 @@
  * DDP header:
  *   Sink STag(32) Sink TO(64) RDMA Read Message Size(32)
  *   Source STag(32) Source TO(64)                     = 4+8+4+4+8 = 28
- * The whole ULPDU is 18 + 28 = 46 octets (RFC-FACTS §6.7).
+ * The whole ULPDU is 18 + 28 = 46 octets (docs/interop-notes.md §6.7).
  */
 #ifndef IWARP_RDMAP_RREQ_H
 #define IWARP_RDMAP_RREQ_H

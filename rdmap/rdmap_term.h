@@ -2,8 +2,8 @@
  * rdmap/rdmap_term.h: Terminate message codec (RFC 5040 §4.8).
  *
  * A Terminate is an untagged DDP message on QN 2 (RFC 5040 §5.1), MSN 1 for
- * the first, MO 0, L=1, opcode 7 (RFC-FACTS §6.6). Its payload, after the
- * 18-octet untagged DDP header:
+ * the first, MO 0, L=1, opcode 7 (docs/interop-notes.md §6.6). Its payload,
+ * after the 18-octet untagged DDP header:
  *
  *   Terminate Control, one 32-bit big-endian word:
  *     Layer(31-28) EType(27-24) ErrorCode(23-16)
@@ -15,14 +15,15 @@
  * M says whether the DDP Segment Length value is valid; the field itself is
  * present exactly when D is set. This is how both siw (which attaches the
  * failed frame's 16/20-octet header with its 2-octet MPA length rewritten
- * to the DDP segment length) and Wireshark lay it out (RFC-FACTS §1.4,
- * §2.2). Sizes: bare 18+4 = 22; largest 18+4+2+18+28 = 70.
+ * to the DDP segment length) and Wireshark lay it out
+ * (docs/interop-notes.md §1.4, §2.2). Sizes: bare 18+4 = 22; largest
+ * 18+4+2+18+28 = 70.
  *
  * siw (Linux 6.1) fills the control word with little-endian bitfields:
  * Layer and EType swap nibbles in octet 0 and M/D/R are bits 0x01/0x02/0x04
  * of octet 2 (LLP/MPA/CRC goes out as `02 02 00 00`, RFC: `20 02 00 00`,
- * RFC-FACTS §10). rdmap_term_decode() recognises it; we always encode per
- * the RFC.
+ * docs/interop-notes.md §10). rdmap_term_decode() recognises it; we always
+ * encode per the RFC.
  */
 #ifndef IWARP_RDMAP_TERM_H
 #define IWARP_RDMAP_TERM_H
@@ -46,7 +47,8 @@
 #define RDMAP_TERM_HDRCT_R     0x00002000u /* RDMAP header included */
 #define RDMAP_TERM_RSVD_MASK   0x00001FFFu
 
-/* siw's little-endian bitfield layout of the same word (RFC-FACTS §10). */
+/* siw's little-endian bitfield layout of the same word
+ * (docs/interop-notes.md §10). */
 #define RDMAP_TERM_SIW_HDRCT_M 0x00000100u /* octet 2, 0x01 */
 #define RDMAP_TERM_SIW_HDRCT_D 0x00000200u /* octet 2, 0x02 */
 #define RDMAP_TERM_SIW_HDRCT_R 0x00000400u /* octet 2, 0x04 */

@@ -14,21 +14,21 @@
 
 #include "iwarp/iwarp.h"
 
-#define RDMAP_MAX_SGE 6      /* scatter/gather entries of one WR (as siw) */
+#define RDMAP_MAX_SGE	 6   /* scatter/gather entries of one WR (as siw) */
 #define RDMAP_MAX_INLINE 128 /* >= 80 (siw) and >= 72 (Open MPI) */
 
 /* A send WQE. */
 struct rdmap_wqe {
 	uint64_t wr_id;
 	enum iwarp_wr_opcode opcode;
-	unsigned int send_flags;  /* IWARP_SEND_*; SIGNALED already folded */
+	unsigned int send_flags; /* IWARP_SEND_*; SIGNALED already folded */
 	uint32_t invalidate_rkey;
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint32_t num_sge;
 	uint32_t total_len;
 	struct iwarp_sge sge[RDMAP_MAX_SGE];
-	bool is_inline;           /* payload copied into inline_data */
+	bool is_inline; /* payload copied into inline_data */
 	uint8_t inline_data[RDMAP_MAX_INLINE];
 };
 

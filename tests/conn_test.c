@@ -890,7 +890,7 @@ START_TEST(test_p2p_rtr)
 	n = qp_conn_tx_iov(p.a.conn, iov, EP_IOV_MAX_T);
 	ck_assert_int_gt(n, 0);
 	if (!_i) {
-		/* zero-length Write, STag 1, TO 0 (RFC-FACTS §6.7) + CRC */
+		/* zero-length Write, STag 1, TO 0 (docs/interop-notes.md §6.7) + CRC */
 		ck_assert_uint_ge(iov[0].iov_len + iov[1].iov_len, 2);
 		ck_assert_int_eq(memcmp(iov[1].iov_base, write_rtr + 2, 14), 0);
 	} else {
@@ -1019,7 +1019,8 @@ START_TEST(test_local_prot_error)
 }
 END_TEST
 
-/* More Read Requests than IRD: RDMAP/RemoteOp 0x07 (RFC-FACTS §1.4). */
+/* More Read Requests than IRD: RDMAP/RemoteOp 0x07
+ * (docs/interop-notes.md §1.4). */
 START_TEST(test_ird_overflow)
 {
 	struct iwarp_wc wc[8];

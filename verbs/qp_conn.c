@@ -59,9 +59,9 @@ static bool ops_stream_allows(void *owner, int access)
 {
 	struct qp_conn *conn = owner;
 
-	return conn->qp && (__atomic_load_n(&conn->qp->access_flags,
-					    __ATOMIC_RELAXED) &
-			    access) == access;
+	return conn->qp &&
+	       (__atomic_load_n(&conn->qp->access_flags, __ATOMIC_RELAXED) &
+		access) == access;
 }
 
 /* ---- receive queue ---- */
@@ -95,8 +95,8 @@ static const struct rdmap_wqe *ops_sq_next(void *owner, uint32_t *idx)
 	struct iw_qp *qp = conn->qp;
 	uint32_t head, next;
 
-	if (!qp || __atomic_load_n(&qp->pub.state, __ATOMIC_RELAXED) !=
-			   IWARP_QPS_RTS)
+	if (!qp ||
+	    __atomic_load_n(&qp->pub.state, __ATOMIC_RELAXED) != IWARP_QPS_RTS)
 		return NULL;
 	head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
 	next = __atomic_load_n(&qp->sq_next, __ATOMIC_RELAXED);
@@ -111,8 +111,7 @@ static void ops_sq_started(void *owner, uint32_t idx)
 	struct qp_conn *conn = owner;
 
 	if (conn->qp)
-		__atomic_store_n(&conn->qp->sq_next, idx + 1,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&conn->qp->sq_next, idx + 1, __ATOMIC_RELEASE);
 }
 
 static bool ops_sq_pending(void *owner)
@@ -128,8 +127,8 @@ static uint32_t ops_sq_oldest(void *owner)
 {
 	struct qp_conn *conn = owner;
 
-	return conn->qp ? __atomic_load_n(&conn->qp->sq_tail, __ATOMIC_ACQUIRE) :
-			  0;
+	return conn->qp ? __atomic_load_n(&conn->qp->sq_tail, __ATOMIC_ACQUIRE)
+			: 0;
 }
 
 static int ops_sq_complete(void *owner, uint32_t upto)
@@ -256,9 +255,9 @@ static const struct rdmap_ops qp_conn_ops = {
 /* ---- lifetime ---- */
 
 struct qp_conn *qp_conn_create(struct iw_qp *qp,
-			       const struct mpa_neg_result *neg,
-			       bool initiator, size_t fpdu_max,
-			       qp_conn_close_fn on_close, void *arg)
+			       const struct mpa_neg_result *neg, bool initiator,
+			       size_t fpdu_max, qp_conn_close_fn on_close,
+			       void *arg)
 {
 	struct rdmap_conn_cfg cfg;
 	struct iwarp_context *ctx;

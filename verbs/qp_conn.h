@@ -68,19 +68,20 @@ struct qp_conn_io {
 
 /* A connected QP. */
 struct qp_conn {
-	struct rdmap_conn *rc;     /* the RDMAP engine */
-	struct iw_qp *qp;          /* NULL once detached */
+	struct rdmap_conn *rc; /* the RDMAP engine */
+	struct iw_qp *qp;      /* NULL once detached */
 	struct iwarp_context *ctx;
 	const struct iwarp_pd *pd;
 	qp_conn_close_fn on_close;
 	void *close_arg;
 	const struct qp_conn_io *io;
 	void *io_arg;
-	struct endpoint *ep;       /* qp_engine.c */
-	void *glue;                /* qp_engine.c private */
+	struct endpoint *ep; /* qp_engine.c */
+	void *glue;	     /* qp_engine.c private */
 	/* closes the endpoint; calls qp_conn_free once its I/O drained */
 	void (*glue_free)(struct qp_conn *conn);
-	struct qp_conn *ctx_prev, *ctx_next; /* the context's conns (conn_lock) */
+	struct qp_conn *ctx_prev,
+		*ctx_next; /* the context's conns (conn_lock) */
 };
 
 /*
@@ -93,9 +94,9 @@ struct qp_conn {
  * already has a conn or is not in INIT/RTR/RTS).
  */
 struct qp_conn *qp_conn_create(struct iw_qp *qp,
-			       const struct mpa_neg_result *neg,
-			       bool initiator, size_t fpdu_max,
-			       qp_conn_close_fn on_close, void *arg);
+			       const struct mpa_neg_result *neg, bool initiator,
+			       size_t fpdu_max, qp_conn_close_fn on_close,
+			       void *arg);
 
 /*
  * Ends |conn|: detaches it from the QP (a QP still attached moves to ERR,

@@ -26,7 +26,7 @@ struct conn_glue {
 	struct engine *eng;
 	struct engine_work doorbell; /* post_send -> drain the SQ */
 	struct engine_timer term;    /* a queued TERMINATE's deadline */
-	bool dead;                   /* conn gone; free when the doorbell ran */
+	bool dead;		     /* conn gone; free when the doorbell ran */
 };
 
 static int glue_rx_iov(void *owner, struct iovec *iov, int cap)
@@ -169,8 +169,8 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 		 * §0.4) */
 		mss = ep_mss(ep);
 		rdmap_conn_set_fpdu_max(conn->rc,
-					mss > 64 ? (size_t)mss & ~(size_t)7 :
-						   RDMAP_CONN_FPDU_DEFAULT);
+					mss > 64 ? (size_t)mss & ~(size_t)7
+						 : RDMAP_CONN_FPDU_DEFAULT);
 	}
 	rc = ep_set_owner(ep, &conn_ep_ops, conn, carry, len);
 	if (rc) {

@@ -139,8 +139,8 @@ void mr_table_destroy(struct mr_table *t);
  * as in ibverbs: remote_addr).
  * Checked in the order listed, except that TO wrap is checked before the
  * bounds (a wrapping range is always out of bounds too). An access of 0
- * checks nothing but the STag, PD and bounds. Read sink rule (RFC-FACTS
- * §0.8): |access| IWARP_ACCESS_LOCAL_WRITE (placing a Read Response) is
+ * checks nothing but the STag, PD and bounds. Read sink rule
+ * (docs/interop-notes.md §0.8): |access| IWARP_ACCESS_LOCAL_WRITE (placing a Read Response) is
  * granted by LOCAL_WRITE or REMOTE_WRITE, as iWARP apps register the sink
  * with REMOTE_WRITE. Thread-safe against concurrent (de)registration
  * (read lock, no allocation). |dst| may be NULL.
