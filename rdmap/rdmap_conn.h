@@ -211,6 +211,7 @@ enum rdmap_conn_state {
 struct rdmap_slot {
 	struct mpa_tx_scratch s;	 /* length field, markers, pad, CRC */
 	uint8_t ulp[RDMAP_TERM_MAX_LEN]; /* DDP/RDMAP header (Terminate: all) */
+	uint8_t inl[RDMAP_MAX_INLINE];   /* inline payload of this FPDU */
 	struct iovec iov[RDMAP_CONN_SLOT_IOV];
 	uint32_t niov;
 	size_t wire_len;

@@ -231,7 +231,19 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 
 	if (ddp_seg_next(&c->sq_it, conn_mulpdu(c), &seg) != 1)
 		return false;
-	n = conn_wqe_iov(w, seg.offset, seg.len, pay);
+	if (w->is_inline && seg.len) {
+		/* the slot keeps its own copy: an FPDU the kernel is still
+		 * sending never reads the owner's WQE ring (which the QP's
+		 * destruction frees) */
+		uint8_t *inl = c->slots[c->slot_tail & SLOT_MASK].inl;
+
+		memcpy(inl, w->inline_data + seg.offset, seg.len);
+		pay[0].iov_base = inl;
+		pay[0].iov_len = seg.len;
+		n = 1;
+	} else {
+		n = conn_wqe_iov(w, seg.offset, seg.len, pay);
+	}
 	sl = conn_frame(c, seg.hdr_bytes, seg.hdr_len, pay, n);
 	if (!sl)
 		return false;
