@@ -137,9 +137,18 @@ struct engine_timer {
 void engine_timer_init(struct engine_timer *t);
 
 /*
+ * Reserves room for |n| more armed timers, so that engine_timer_start of
+ * the timers an object owns cannot fail later (reserve when the object is
+ * created, where an error can still be reported; unreserve when it goes).
+ * Engine thread. Returns 0 or -ENOMEM.
+ */
+int engine_timer_reserve(struct engine *eng, uint32_t n);
+void engine_timer_unreserve(struct engine *eng, uint32_t n);
+
+/*
  * Arms |t| to call cb(arg) on the engine thread in |ms| milliseconds (0 = on
  * the next loop iteration). Re-arming an armed timer moves it.
- * Returns 0 or -ENOMEM.
+ * Returns 0, or -ENOMEM (only when more timers are armed than reserved).
  */
 int engine_timer_start(struct engine *eng, struct engine_timer *t,
 		       uint64_t ms, void (*cb)(void *arg), void *arg);

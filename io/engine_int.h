@@ -67,6 +67,7 @@ struct engine {
 	/* timers: binary min-heap by deadline */
 	struct engine_timer **heap;
 	uint32_t n_timers, heap_cap;
+	uint32_t timers_reserved; /* engine_timer_reserve: heap_cap >= this */
 
 	/* live objects, aborted at destroy */
 	struct engine_obj objs;

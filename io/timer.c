@@ -81,20 +81,46 @@ void engine_timer_cancel(struct engine *eng, struct engine_timer *t)
 	heap_up(eng, last->idx);
 }
 
+/* Grows the heap to hold at least |need| timers. 0 or -ENOMEM. */
+static int timer_heap_grow(struct engine *eng, uint32_t need)
+{
+	struct engine_timer **h;
+	uint32_t cap = eng->heap_cap ? eng->heap_cap : 16;
+
+	if (need <= eng->heap_cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	h = iw_realloc(eng->heap, cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	eng->heap = h;
+	eng->heap_cap = cap;
+	return 0;
+}
+
+int engine_timer_reserve(struct engine *eng, uint32_t n)
+{
+	int rc = timer_heap_grow(eng, eng->timers_reserved + n);
+
+	if (!rc)
+		eng->timers_reserved += n;
+	return rc;
+}
+
+void engine_timer_unreserve(struct engine *eng, uint32_t n)
+{
+	eng->timers_reserved -= n < eng->timers_reserved ?
+					n : eng->timers_reserved;
+}
+
 int engine_timer_start(struct engine *eng, struct engine_timer *t,
 		       uint64_t ms, void (*cb)(void *arg), void *arg)
 {
 	engine_timer_cancel(eng, t);
-	if (eng->n_timers == eng->heap_cap) {
-		uint32_t cap = eng->heap_cap ? eng->heap_cap * 2 : 16;
-		struct engine_timer **h =
-			iw_realloc(eng->heap, cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		eng->heap = h;
-		eng->heap_cap = cap;
-	}
+	if (eng->n_timers == eng->heap_cap &&
+	    timer_heap_grow(eng, eng->heap_cap + 1))
+		return -ENOMEM;
 	t->cb = cb;
 	t->arg = arg;
 	t->deadline_ns = engine_now_ns() + ms * 1000000u;

@@ -94,7 +94,7 @@ static void glue_term_queued(void *arg)
 {
 	struct conn_glue *g = arg;
 
-	/* -ENOMEM: no deadline; the TERMINATE still leaves when TCP can */
+	/* reserved at attach: cannot fail */
 	(void)engine_timer_start(g->eng, &g->term, RDMAP_CONN_TERM_LINGER_MS,
 				 glue_term_expired, g);
 }
@@ -142,6 +142,7 @@ static void glue_free(struct qp_conn *conn)
 	}
 	ep = g->ep;
 	engine_timer_cancel(g->eng, &g->term);
+	engine_timer_unreserve(g->eng, 1);
 	/* a doorbell still queued frees the glue when it runs */
 	if (atomic_load(&g->doorbell.queued))
 		g->dead = true;
@@ -159,6 +160,11 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	g = iw_calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
+	/* the TERMINATE linger timer can always be armed */
+	if (engine_timer_reserve(ep_engine(ep), 1)) {
+		iw_free(g);
+		return -ENOMEM;
+	}
 	g->conn = conn;
 	g->ep = ep;
 	g->eng = ep_engine(ep);
@@ -174,6 +180,7 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	}
 	rc = ep_set_owner(ep, &conn_ep_ops, conn, carry, len);
 	if (rc) {
+		engine_timer_unreserve(g->eng, 1);
 		iw_free(g);
 		return rc;
 	}
