@@ -169,7 +169,9 @@ def check(cond, msg):
 
 
 class Server:
-    def __init__(self, path, args):
+    def __init__(self, path, args, markers=False, crc=True):
+        self.markers = markers  # the server asks for markers toward it
+        self.crc = crc          # the server asks for CRC
         self.proc = subprocess.Popen([path] + args, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, text=True)
         self.events = []
@@ -253,7 +255,9 @@ class Peer:
         self.port = self.sock.getsockname()[1]
         self.crc = True
         self.markers_rx = False  # markers toward us (we set M)
+        self.markers_tx = False  # markers toward the server (its M)
         self.rxpos = 0           # our receive stream position (FPDU mode)
+        self.txpos = 0           # our send stream position (FPDU mode)
         self.msn = {QN_SEND: 1, QN_RREQ: 1, QN_TERM: 1}
         self.adv = None
         self.rbuf = b""
@@ -326,10 +330,15 @@ class Peer:
                             rtr=rtr, pd=cmd))
         rep = self.read_reply()
         check(not rep["r"], "connection rejected")
-        check(rep["c"], "Reply without C although the server requests CRC")
-        check(not rep["m"], "Reply asks for markers (server runs without)")
-        self.crc = True
+        # RFC 5044 section 7.1: CRC when either side sets C; the server
+        # echoes C when it does not ask itself
+        want_c = self.srv.crc or bool(flags & F_C)
+        check(rep["c"] == want_c, "Reply C=%d, want %d" % (rep["c"], want_c))
+        check(rep["m"] == self.srv.markers, "Reply M=%d, server markers %d"
+              % (rep["m"], self.srv.markers))
+        self.crc = want_c
         self.markers_rx = bool(flags & F_M)
+        self.markers_tx = rep["m"]
         ulp = rep["ulp"]
         check(len(ulp) >= 68 and ulp[0] == 1, "Reply private data %s" % ulp.hex())
         self.adv = {"nrecv": ulp[1], "recvsize": struct.unpack(">H", ulp[2:4])[0]}
@@ -361,7 +370,48 @@ class Peer:
         return m
 
     def send_fpdu(self, ulpdu, **kw):
-        self.send(fpdu(ulpdu, crc=self.crc, **kw))
+        self.send(self.frame(ulpdu, **kw))
+
+    def frame(self, ulpdu, bad_crc=False, length=None, crc=None,
+              bad_marker=None):
+        """One FPDU at our current stream position: with markers toward
+        the server when it asked (RFC 5044 section 5: every 512 octets of
+        the stream from our first FPDU, FPDUPTR = octets from the FPDU's
+        first octet, a leading marker included). |bad_marker|: a function
+        that corrupts the 4 octets of the first marker of this FPDU."""
+        if crc is None:
+            crc = self.crc
+        if not self.markers_tx:
+            f = fpdu(ulpdu, crc=crc, bad_crc=bad_crc, length=length)
+            self.txpos += len(f)
+            return f
+        n = len(ulpdu) if length is None else length
+        body = struct.pack(">H", n) + ulpdu + bytes(pad_len(len(ulpdu)))
+        start = self.txpos
+        out = bytearray()
+        state = {"first": True}
+
+        def marker():
+            mk = struct.pack(">HH", 0, self.txpos - start)
+            if bad_marker and state["first"]:
+                mk = bad_marker(mk)
+            state["first"] = False
+            out.extend(mk)
+            self.txpos += 4
+
+        for b in body:
+            if self.txpos % 512 == 0:
+                marker()
+            out.append(b)
+            self.txpos += 1
+        if self.txpos % 512 == 0:
+            marker()
+        c = crc32c(bytes(out)) if crc else 0
+        if bad_crc:
+            c ^= 0x00100000
+        out += struct.pack("<I", c)
+        self.txpos += 4
+        return bytes(out)
 
     def rreq(self, sink_stag, sink_to, size, src_stag, src_to, msn=None):
         if msn is None:
@@ -527,9 +577,11 @@ def normal_client(srv, **mpa):
 CASES = []
 
 
-def case(name, after=True):
+def case(name, after=True, server="A"):
+    """Registers a case. Server "A": CRC requested, no markers; server
+    "B": markers requested toward it, CRC not requested."""
     def reg(fn):
-        CASES.append((name, fn, after))
+        CASES.append((name, fn, after, server))
         return fn
     return reg
 
@@ -784,14 +836,14 @@ def _term_case(srv, ulpdus, cause, attached=None, rreq_hdr=False, cmd=b"",
 
 @case("crc_mismatch")
 def _(srv):
-    p = _term_case(srv, None, LLP_CRC, raw=lambda p: fpdu(
+    p = _term_case(srv, None, LLP_CRC, raw=lambda p: p.frame(
         ddp_untagged(OP_SEND, 0, 1, 0, b"x" * 16), bad_crc=True))
     p.expect_no_recv_success()
 
 
 @case("crc_zero_while_negotiated")
 def _(srv):
-    _term_case(srv, None, LLP_CRC, raw=lambda p: fpdu(
+    _term_case(srv, None, LLP_CRC, raw=lambda p: p.frame(
         ddp_untagged(OP_SEND, 0, 1, 0, b"x" * 16), crc=False))
 
 
@@ -801,8 +853,8 @@ def _(srv):
     # lands elsewhere
     def raw(p):
         u = ddp_untagged(OP_SEND, 0, 1, 0, b"y" * 16)
-        return (fpdu(u, length=len(u) + 64) +
-                fpdu(ddp_untagged(OP_SEND, 0, 2, 0, b"z" * 100)))
+        return (p.frame(u, length=len(u) + 64) +
+                p.frame(ddp_untagged(OP_SEND, 0, 2, 0, b"z" * 100)))
     _term_case(srv, None, LLP_CRC, raw=raw)
 
 
@@ -810,7 +862,7 @@ def _(srv):
 def _(srv):
     def raw(p):
         u = ddp_untagged(OP_SEND, 0, 1, 0, b"y" * 16)
-        return fpdu(u, length=len(u) - 4)
+        return p.frame(u, length=len(u) - 4)
     _term_case(srv, None, LLP_CRC, raw=raw)
 
 
@@ -1187,7 +1239,7 @@ def _(srv):
     # one TCP send exceed it (RFC 5040 section 5.2 / RFC 6581 section 5)
     def raw(p):
         s, a, _ = p.adv["ro"]
-        return b"".join(fpdu(p.rreq(0x4242, 0, 4096, s, a)) for _ in range(8))
+        return b"".join(p.frame(p.rreq(0x4242, 0, 4096, s, a)) for _ in range(8))
     _term_case(srv, None, R_O_CAT, raw=raw, ord_=1)
 
 
@@ -1224,8 +1276,8 @@ def _(srv):
     p = Peer(srv)
     try:
         p.connect_mpa()
-        p.send(fpdu(term_ulpdu(R_O_CAT)) +
-               fpdu(ddp_untagged(OP_SEND, 0, 1, 0, b"after-term")))
+        p.send(p.frame(term_ulpdu(R_O_CAT)) +
+               p.frame(ddp_untagged(OP_SEND, 0, 1, 0, b"after-term")))
         p.expect_eof("close without an answer")
         p.expect_freed()
         p.expect_no_recv_success()
@@ -1240,7 +1292,7 @@ def _(srv):
     p = Peer(srv)
     try:
         p.connect_mpa()
-        f = fpdu(ddp_untagged(OP_SEND, 0, 1, 0, b"r" * 40))
+        f = p.frame(ddp_untagged(OP_SEND, 0, 1, 0, b"r" * 40))
         p.send(f[:20])
         time.sleep(0.05)
         p.rst()
@@ -1259,7 +1311,7 @@ def _(srv):
     p = Peer(srv)
     try:
         p.connect_mpa()
-        f = fpdu(ddp_untagged(OP_SEND, 0, 1, 0, b"h" * 40))
+        f = p.frame(ddp_untagged(OP_SEND, 0, 1, 0, b"h" * 40))
         p.send(f[:20])
         p.sock.shutdown(socket.SHUT_WR)
         try:
@@ -1300,8 +1352,8 @@ def _(srv):
         p.connect_mpa()
         s, a, _ = p.adv["rw"]
         pattern = bytes(range(100, 132))
-        data = (fpdu(ddp_tagged(OP_WRITE, s, a, pattern)) +
-                fpdu(ddp_untagged(OP_SEND, 0, p.next_msn(0), 0, b"byte-by-byte")))
+        data = (p.frame(ddp_tagged(OP_WRITE, s, a, pattern)) +
+                p.frame(ddp_untagged(OP_SEND, 0, p.next_msn(0), 0, b"byte-by-byte")))
         for i in range(len(data)):
             p.send(data[i:i + 1])
             time.sleep(0.002)
@@ -1325,6 +1377,197 @@ def _(srv):
     finally:
         p.close()
 
+
+
+# ---- more MPA boundaries ----
+
+@case("mpa_pd_length_512_accepted")
+def _(srv):
+    # RFC 5044 section 7.1: up to 512 octets of private data are valid
+    p = Peer(srv)
+    try:
+        p.connect_mpa(cmd=b"nrecv=4;" + b"#" * (508 - 8))
+        p.send_msg(b"pd512")
+        check(p.ev(lambda e: e["ev"] == "wc" and e["status"] == 0),
+              "Send after a 512-octet Request not received")
+    finally:
+        p.close()
+
+
+@case("half_close_inside_message")
+def _(srv):
+    # a whole FPDU with L=0, then FIN: the Send message never ends
+    p = Peer(srv)
+    try:
+        p.connect_mpa()
+        p.send_fpdu(ddp_untagged(OP_SEND, 0, 1, 0, b"part-1", last=False))
+        p.sock.shutdown(socket.SHUT_WR)
+        try:
+            p.expect_eof("close")
+        except Fail:
+            p.rbuf = b""
+        p.expect_freed()
+        e = p.ev(lambda e: e["ev"] == "cm" and e["event"] == "DISCONNECTED", 0)
+        check(e and e["status"] != 0,
+              "disconnect status %s: a FIN inside a message ended as orderly" % e)
+        p.expect_no_recv_success()
+    finally:
+        p.close()
+
+
+@case("send_inv_valid")
+def _(srv):
+    p = Peer(srv)
+    try:
+        p.connect_mpa()
+        s = p.adv["inv"][0]
+        p.send_fpdu(ddp_untagged(OP_SEND_INV, 0, p.next_msn(0), 0, b"inv-ok", rsvdulp=s))
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RECV)
+        check(e and e["status"] == 0 and e["inv_rkey"] == s and e["wc_flags"] & 8,
+              "Send with Invalidate completion %s" % e)
+    finally:
+        p.close()
+
+
+@case("send_se_inv_invalid_stag")
+def _(srv):
+    cache = {}
+
+    def ulpdus(p):
+        cache["u"] = ddp_untagged(6, 0, 1, 0, b"se-inv", rsvdulp=0x00DEAD00)
+        return [cache["u"]]
+    _term_case(srv, ulpdus, R_P_INV, attached=lambda p: cache["u"])
+
+
+@case("rreq_too_long")
+def _(srv):
+    # the Read Request queue takes exactly its 28-octet header
+    def build(p):
+        s, a, _ = p.adv["ro"]
+        return p.rreq(0x4242, 0, 16, s, a) + b"extra!!!"
+    _simple(srv, build, D_U_LONG)
+
+
+@case("rreq_truncated")
+def _(srv):
+    # 20 of the 28 header octets: no RFC code; RDMAP remote operation,
+    # unspecified (the library's documented choice)
+    def build(p):
+        s, a, _ = p.adv["ro"]
+        return p.rreq(0x4242, 0, 16, s, a)[:38]
+    _term_case(srv, lambda p: [build(p)], R_O_UNSPEC)
+
+
+# ---- markers (server "B" asks for markers toward it, no CRC) ----
+
+def _marker_case(srv, bad):
+    p = Peer(srv)
+    try:
+        p.connect_mpa(flags=F_E)
+        check(p.markers_tx and not p.crc, "markers/CRC %s/%s" % (p.markers_tx, p.crc))
+        if bad is None:
+            u = ddp_untagged(OP_SEND, 0, 1, 0, b"x" * 16)
+            p.send(fpdu(u, crc=False))  # no marker at all
+        else:
+            p.send_fpdu(ddp_untagged(OP_SEND, 0, 1, 0, b"x" * 16), bad_marker=bad)
+        p.expect_term((2, 0, 0x03))
+        p.expect_freed()
+        p.expect_async((2, 0, 0x03))
+    finally:
+        p.close()
+
+
+@case("markers_missing", server="B")
+def _(srv):
+    _marker_case(srv, None)
+
+
+@case("markers_wrong_fpduptr", server="B")
+def _(srv):
+    _marker_case(srv, lambda mk: mk[:2] + b"\x00\x08")
+
+
+@case("markers_reserved_nonzero", server="B")
+def _(srv):
+    _marker_case(srv, lambda mk: b"\x80\x00" + mk[2:])
+
+
+@case("markers_large_messages", server="B")
+def _(srv):
+    # Writes and Sends that cross many marker positions, then a Read
+    # Response back (markers toward us too: M=1 in our Request)
+    p = Peer(srv)
+    try:
+        p.connect_mpa(flags=F_E | F_M)
+        s, a, _ = p.adv["rw"]
+        pat = bytes((7 * i) & 0xFF for i in range(1500))
+        p.send_fpdu(ddp_tagged(OP_WRITE, s, a, pat))
+        p.send_msg(b"after-1500")
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RECV)
+        check(e and e["status"] == 0 and e["rw_head"] == pat[:32].hex(),
+              "completion %s" % e)
+        ro, ra, _ = p.adv["ro"]
+        p.send_fpdu(p.rreq(0x99, 0, 2000, ro, ra))
+        u = p.recv_fpdu()
+        check(u[:14] == ddp_tagged(OP_RRESP, 0x99, 0) and
+              u[14:] == bytes(i & 0xFF for i in range(2000)), "Read Response")
+    finally:
+        p.close()
+
+
+@case("markers_terminate_framing", server="B")
+def _(srv):
+    # a TERMINATE toward a peer that asked for markers carries them
+    cache = {}
+
+    def ulpdus(p):
+        cache["u"] = ddp_tagged(OP_WRITE, 0x00ABCD00, 0, b"w" * 600)
+        return [cache["u"]]
+    p = Peer(srv)
+    try:
+        p.connect_mpa(flags=F_E | F_M)
+        p.send_fpdu(p.rreq(0x99, 0, 700, p.adv["ro"][0], p.adv["ro"][1]))
+        check(len(p.recv_fpdu()) == 14 + 700, "Read Response length")
+        u = ddp_tagged(OP_WRITE, 0x00ABCD00, 0, b"w" * 16)
+        p.send_fpdu(u)
+        p.expect_term(D_T_STAG, u)
+    finally:
+        p.close()
+
+
+@case("crc_off_crc_field_ignored", server="B")
+def _(srv):
+    # RFC 5044 section 7.1: without CRC the field is not checked
+    p = Peer(srv)
+    try:
+        p.connect_mpa(flags=F_E)
+        p.send_fpdu(ddp_untagged(OP_SEND, 0, p.next_msn(0), 0, b"nocrc"), bad_crc=True)
+        check(p.ev(lambda e: e["ev"] == "wc" and e["status"] == 0 and
+                   e["data"] == b"nocrc".hex()), "Send not received")
+    finally:
+        p.close()
+
+
+@case("mpa_flags_m0_c0_markers_server", server="B")
+def _(srv):
+    _flags_case(srv, F_E)
+
+
+@case("mpa_flags_m1_c1_markers_server", server="B")
+def _(srv):
+    _flags_case(srv, F_E | F_M | F_C)
+
+
+@case("crc_mismatch_markers_server", server="B")
+def _(srv):
+    # we ask for CRC: the server (which did not) must check it
+    p = Peer(srv)
+    try:
+        p.connect_mpa(flags=F_E | F_C)
+        p.send_fpdu(ddp_untagged(OP_SEND, 0, 1, 0, b"c" * 16), bad_crc=True)
+        p.expect_term(LLP_CRC)
+    finally:
+        p.close()
 
 # The flood runs alone, after the others (it counts the server's fds).
 
@@ -1395,15 +1638,19 @@ def main():
     ap.add_argument("--no-flood", action="store_true")
     a = ap.parse_args()
     if a.list:
-        for name, _, _ in CASES:
+        for name, _, _, _ in CASES:
             print(name)
         print("flood_200_without_mpa")
         return 0
+    timers = ["--req-timeout", "3000", "--rep-timeout", "3000"]
     try:
-        srv = Server(a.server, ["--req-timeout", "3000", "--rep-timeout", "3000"])
+        srv = Server(a.server, timers)
+        srv_b = Server(a.server, timers + ["--markers", "--crc", "off"],
+                       markers=True, crc=False)
     except RuntimeError as e:
         print("SKIP: %s" % e)
         return 77
+    servers = {"A": srv, "B": srv_b}
     cases = CASES
     if a.only:
         want = set(a.only.split(","))
@@ -1416,10 +1663,10 @@ def main():
     def worker():
         while True:
             try:
-                name, fn, after = q.get_nowait()
+                name, fn, after, kind = q.get_nowait()
             except queue.Empty:
                 return
-            results[name] = run_case(srv, name, fn, after)
+            results[name] = run_case(servers[kind], name, fn, after)
 
     t0 = time.monotonic()
     ts = [threading.Thread(target=worker) for _ in range(a.jobs)]
@@ -1447,11 +1694,13 @@ def main():
         else:
             npass += 1
             print("PASS %s" % name)
-    alive = srv.proc.poll() is None
-    srv.stop()
-    if not alive:
-        nfail += 1
-        print("FAIL server_survived: the server exited (%s)" % srv.proc.returncode)
+    for kind, sv in servers.items():
+        alive = sv.proc.poll() is None
+        sv.stop()
+        if not alive:
+            nfail += 1
+            print("FAIL server_%s_survived: the server exited (%s)"
+                  % (kind, sv.proc.returncode))
     print("%d passed, %d failed, %d xfailed (%.0f s)" %
           (npass, nfail, nxfail, time.monotonic() - t0))
     sys.stdout.flush()
