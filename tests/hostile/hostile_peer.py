@@ -45,6 +45,15 @@ KNOWN_FAILURES = {
         "a FIN after an FPDU with L=0 (the Send message never ends) is "
         "taken as an orderly disconnect (status 0, no async event), "
         "not as LLP 0x01 stream lost"),
+    "write_to_ends_at_2_64": (
+        "want 1/1/0x01",
+        "verbs/mr.c mr_check_remote() calls TO + length == 2^64 a TO wrap "
+        "(DDP 0x03); nothing wraps (last octet 2^64 - 1) and the library's "
+        "own ddp_tagged_bounds() calls it base/bounds (0x01)"),
+    "rreq_source_ends_at_2_64": (
+        "want 0/1/0x01",
+        "same edge for a Read Request source: RDMAP TO wrap 0x04 instead of "
+        "base/bounds 0x01"),
     "flood_beyond_fd_limit": (
         "busy loop",
         "io/net.c re-arms accept at once after EMFILE/ENFILE: the progress "
@@ -1489,6 +1498,125 @@ def _(srv):
         return p.rreq(0x4242, 0, 16, s, a)[:38]
     _term_case(srv, lambda p: [build(p)], R_O_UNSPEC)
 
+
+
+# ---- boundaries: one octet inside / outside ----
+
+def _ok_recv(p, data):
+    e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RECV)
+    check(e and e["status"] == 0 and e["byte_len"] == len(data) and
+          e["data"] == data[:64].hex(), "receive completion %s" % e)
+    return e
+
+
+@case("send_exactly_buffer_size")
+def _(srv):
+    p = connected(srv)
+    try:
+        p.send_msg(bytes(range(64)))
+        _ok_recv(p, bytes(range(64)))
+    finally:
+        p.close()
+
+
+@case("send_one_octet_over_buffer")
+def _(srv):
+    _simple(srv, lambda p: ddp_untagged(OP_SEND, 0, 1, 0, bytes(65)), D_U_LONG)
+
+
+@case("write_last_octets_of_region")
+def _(srv):
+    p = connected(srv)
+    try:
+        s, a, ln = p.adv["rw"]
+        p.send_fpdu(ddp_tagged(OP_WRITE, s, a + ln - 16, b"E" * 16))
+        p.send_msg(b"end-write")
+        _ok_recv(p, b"end-write")
+    finally:
+        p.close()
+
+
+@case("write_one_octet_past_region")
+def _(srv):
+    _write(srv, "rw", D_T_BOUNDS, off=4096 - 15)
+
+
+@case("write_to_ends_at_2_64")
+def _(srv):
+    # TO + length == 2^64: the last octet is 2^64 - 1, nothing wraps; the
+    # region is missed: base or bounds (RFC 5041 section 7, 0x01)
+    _write(srv, "rw", D_T_BOUNDS, to=lambda a: 0xFFFFFFFFFFFFFFF0)
+
+
+@case("rreq_last_octets_of_region")
+def _(srv):
+    p = connected(srv)
+    try:
+        s, a, ln = p.adv["ro"]
+        p.send_fpdu(p.rreq(0x55, 0, 16, s, a + ln - 16))
+        u = p.recv_fpdu()
+        check(u == ddp_tagged(OP_RRESP, 0x55, 0, bytes((ln - 16 + i) & 0xFF for i in range(16))),
+              "Read Response %s" % u.hex())
+    finally:
+        p.close()
+
+
+@case("rreq_one_octet_past_region")
+def _(srv):
+    _rreq(srv, "ro", R_P_BOUNDS, size=16, off=4096 - 15)
+
+
+@case("rreq_size_4g")
+def _(srv):
+    _rreq(srv, "ro", R_P_BOUNDS, size=0xFFFFFFFF)
+
+
+@case("rreq_source_ends_at_2_64")
+def _(srv):
+    _rreq(srv, "ro", R_P_BOUNDS, size=16, to=lambda a: 0xFFFFFFFFFFFFFFF0)
+
+
+@case("violation_then_valid_send_same_segment")
+def _(srv):
+    # nothing after the offending FPDU is processed (RFC 5040 section 5.4)
+    cache = {}
+
+    def raw(p):
+        cache["u"] = ddp_tagged(OP_WRITE, p.adv["rw"][0] ^ 0x00FF0000, 0, b"w" * 16)
+        return (p.frame(cache["u"]) +
+                p.frame(ddp_untagged(OP_SEND, 0, 1, 0, b"must-not-arrive")))
+    p = _term_case(srv, None, D_T_STAG, raw=raw, attached=lambda p: cache["u"])
+    p.expect_no_recv_success()
+
+
+@case("mpa_rev2_not_enhanced")
+def _(srv):
+    # rev 2 without the Enhanced flag is an RFC 5044 exchange
+    normal_client(srv, flags=F_C, rev=2)
+
+
+@case("mpa_p2p_send_rtr")
+def _(srv):
+    # RFC 6581 section 7: the zero-length Send RTR takes no receive WR;
+    # the first real Send (MSN 2) lands in the first one
+    p = Peer(srv)
+    try:
+        p.connect_mpa(a=True, rtr="B")
+        p.send_msg(b"after-send-rtr")
+        e = _ok_recv(p, b"after-send-rtr")
+        check(e["wr_id"] == 0, "the Send landed in receive WR %d" % e["wr_id"])
+    finally:
+        p.close()
+
+
+@case("mpa_p2p_read_rtr_when_write_chosen")
+def _(srv):
+    p = Peer(srv)
+    try:
+        p.connect_mpa(a=True, rtr="C", rtr_send="D")
+        p.expect_term(LLP_RTR)
+    finally:
+        p.close()
 
 # ---- markers (server "B" asks for markers toward it, no CRC) ----
 
