@@ -210,7 +210,8 @@ class Server:
 
             def pre():
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-        self.proc = subprocess.Popen([path] + args, stdin=subprocess.DEVNULL,
+        # the server ends when this pipe closes (also if we die)
+        self.proc = subprocess.Popen([path] + args, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True,
                                      preexec_fn=pre)
         self.events = []
@@ -272,6 +273,12 @@ class Server:
 
     def stop(self):
         if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(10)
+                return
+            except subprocess.TimeoutExpired:
+                pass
             self.proc.terminate()
             try:
                 self.proc.wait(10)
@@ -921,10 +928,6 @@ def _(srv):
 
 
 # ---- DDP / RDMAP versions and opcodes ----
-
-def _one(u):
-    return lambda p: [u(p)], (lambda p: u(p))
-
 
 def _simple(srv, build, cause, **kw):
     cache = {}
@@ -1760,12 +1763,8 @@ def _(srv):
 
 @case("markers_terminate_framing", server="B")
 def _(srv):
-    # a TERMINATE toward a peer that asked for markers carries them
-    cache = {}
-
-    def ulpdus(p):
-        cache["u"] = ddp_tagged(OP_WRITE, 0x00ABCD00, 0, b"w" * 600)
-        return [cache["u"]]
+    # a TERMINATE toward a peer that asked for markers carries them (a
+    # Read Response of 700 octets first, so that one falls inside it)
     p = Peer(srv)
     try:
         p.connect_mpa(flags=F_E | F_M)
@@ -1990,6 +1989,10 @@ def main():
         if not alive:
             nfail += 1
             print("FAIL server_%s_survived: the server exited (%s)"
+                  % (kind, sv.proc.returncode))
+        elif sv.proc.returncode != 0:
+            nfail += 1
+            print("FAIL server_%s_teardown: exit status %s after stdin closed"
                   % (kind, sv.proc.returncode))
     print("%d passed, %d failed, %d xfailed (%.0f s)" %
           (npass, nfail, nxfail, time.monotonic() - t0))

@@ -35,7 +35,8 @@
  *
  * Options: --crc off|request|require, --markers, --mpa-rev 1|2,
  * --req-timeout MS, --rep-timeout MS, --lifetime S (exit after S seconds,
- * default 600). Exit 3 when io_uring is unavailable.
+ * default 600). It also ends when its stdin reaches end of file (the
+ * harness keeps a pipe open). Exit 3 when io_uring is unavailable.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -507,7 +508,7 @@ int main(int argc, char **argv)
 	struct iwarp_cm_id *lid;
 	struct sockaddr_storage ss;
 	struct sockaddr_in *in;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	time_t end;
 	long lifetime = 600;
 	int i, rc;
@@ -585,9 +586,19 @@ int main(int argc, char **argv)
 		pfd[0].fd = ch->fd;
 		pfd[1].fd = comp->fd;
 		pfd[2].fd = iwarp_async_fd(vctx);
+		pfd[3].fd = STDIN_FILENO;
 		pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
-		if (poll(pfd, 3, 200) < 0 && errno != EINTR)
+		pfd[3].events = POLLIN;
+		pfd[3].revents = 0;
+		if (poll(pfd, 4, 200) < 0 && errno != EINTR)
 			break;
+		if (pfd[3].revents & (POLLIN | POLLHUP)) {
+			char b[64];
+
+			/* the harness closed our stdin (or is gone): end */
+			if (read(STDIN_FILENO, b, sizeof(b)) <= 0)
+				break;
+		}
 		on_async();
 		on_comp();
 		on_cm(ch);
@@ -595,9 +606,6 @@ int main(int argc, char **argv)
 		for (c = conns; c; c = c->next)
 			if (c->cq)
 				drain_cq(c);
-		/* stdin closed: the harness is gone */
-		if (getppid() == 1)
-			break;
 	}
 	while (conns)
 		conn_free(conns);
