@@ -7,4 +7,4 @@ tests_hostile_hostile_server_SOURCES = tests/hostile/hostile_server.c
 tests_hostile_hostile_server_LDADD = libiwarp.la $(PTHREAD_LIBS)
 TESTS += tests/hostile.sh
 dist_check_SCRIPTS += tests/hostile.sh
-EXTRA_DIST += tests/hostile/hostile_peer.py
+EXTRA_DIST += tests/hostile/hostile_peer.py tests/hostile/README.md
