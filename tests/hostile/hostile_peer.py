@@ -1704,6 +1704,53 @@ def _(srv):
     finally:
         p.close()
 
+
+# ---- IRD boundaries and a Terminate that answers the server's Read ----
+
+@case("rreq_with_ird_0")
+def _(srv):
+    # ORD 0 in our Request: the server's IRD is 0, any Read Request is
+    # one too many
+    def raw(p):
+        s, a, _ = p.adv["ro"]
+        return p.frame(p.rreq(0x4242, 0, 16, s, a))
+    _term_case(srv, None, R_O_CAT, raw=raw, ord_=0)
+
+
+@case("rreq_ird_1_one_at_a_time")
+def _(srv):
+    # IRD 1 is enough for Reads that wait for their Response
+    p = connected(srv, ord_=1)
+    try:
+        s, a, _ = p.adv["ro"]
+        for k in range(4):
+            p.send_fpdu(p.rreq(0x60 + k, 0, 32, s, a + k))
+            u = p.recv_fpdu()
+            check(u == ddp_tagged(OP_RRESP, 0x60 + k, 0, bytes(range(k, k + 32))),
+                  "Read Response %d: %s" % (k, u.hex()))
+    finally:
+        p.close()
+
+
+@case("terminate_fails_pending_read")
+def _(srv):
+    # we answer the server's Read Request with a TERMINATE (RDMAP remote
+    # protection, invalid STag): its Read completes with a remote access
+    # error carrying the cause (RFC 5040 section 5.4)
+    p = Peer(srv)
+    try:
+        p.connect_mpa()
+        _server_read(p)
+        p.send_fpdu(term_ulpdu(R_P_STAG))
+        p.expect_eof("close without an answer")
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RDMA_READ)
+        check(e and e["status"] == 10 and e["vendor_err"] == 0x000100,
+              "server Read completion %s (want REM_ACCESS_ERR, vendor_err 0x100)" % e)
+        p.expect_freed()
+        p.expect_async(R_P_STAG, received=1)
+    finally:
+        p.close()
+
 # ---- markers (server "B" asks for markers toward it, no CRC) ----
 
 def _marker_case(srv, bad):
