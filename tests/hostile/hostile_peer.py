@@ -1751,6 +1751,55 @@ def _(srv):
     finally:
         p.close()
 
+
+# ---- reserved fields are ignored on receipt ----
+
+def _deliver(srv, u, data):
+    p = connected(srv)
+    try:
+        p.next_msn(0)
+        p.send_fpdu(u)
+        _ok_recv(p, data)
+    finally:
+        p.close()
+
+
+@case("ddp_reserved_bits_ignored")
+def _(srv):
+    # RFC 5041 section 4.2: Rsvd is set to zero and not checked
+    u = bytearray(ddp_untagged(OP_SEND, 0, 1, 0, b"ddp-rsvd"))
+    u[0] |= 0x3C
+    _deliver(srv, bytes(u), b"ddp-rsvd")
+
+
+@case("rdmap_reserved_bits_ignored")
+def _(srv):
+    # RFC 5040 section 4.1: Rsv is set to zero and not checked
+    u = bytearray(ddp_untagged(OP_SEND, 0, 1, 0, b"rdmap-rsv"))
+    u[1] |= 0x30
+    _deliver(srv, bytes(u), b"rdmap-rsv")
+
+
+@case("send_invalidate_field_ignored")
+def _(srv):
+    # a plain Send's Invalidate STag field is reserved (RFC 5040 section
+    # 4.1): no invalidation, no error
+    p = connected(srv)
+    try:
+        s = p.adv["rw"][0]
+        p.send_fpdu(ddp_untagged(OP_SEND, 0, p.next_msn(0), 0, b"plain", rsvdulp=s))
+        e = _ok_recv(p, b"plain")
+        check(not e["wc_flags"] & 8, "a plain Send invalidated: %s" % e)
+        # the STag still works
+        p.send_fpdu(ddp_tagged(OP_WRITE, s, p.adv["rw"][1], b"still-valid"))
+        p.send_msg(b"check")
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RECV and
+                 e["data"] == b"check".hex())
+        check(e and e["status"] == 0 and e["rw_head"].startswith(b"still-valid".hex()),
+              "Write after the plain Send: %s" % e)
+    finally:
+        p.close()
+
 # ---- markers (server "B" asks for markers toward it, no CRC) ----
 
 def _marker_case(srv, bad):
