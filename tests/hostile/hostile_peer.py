@@ -845,6 +845,18 @@ def _(srv):
         p.close()
 
 
+@case("mpa_p2p_wrong_rtr_markers", server="B")
+def _(srv):
+    # the connection manager's TERMINATE with markers both ways, no CRC
+    p = Peer(srv)
+    try:
+        p.connect_mpa(flags=F_E | F_M, a=True, rtr="C",
+                      rtr_send=ddp_untagged(OP_SEND, QN_SEND, 1, 0, b"data"))
+        p.expect_term(LLP_RTR)
+    finally:
+        p.close()
+
+
 @case("mpa_p2p_rtr_never_sent")
 def _(srv):
     p = Peer(srv)
