@@ -1812,6 +1812,55 @@ def _(srv):
     finally:
         p.close()
 
+
+# ---- multi-segment messages that are valid ----
+
+@case("read_response_two_segments")
+def _(srv):
+    p = Peer(srv)
+    try:
+        p.connect_mpa()
+        sink_stag, sink_to, size = _server_read(p)
+        data = bytes(range(size))
+        p.send_fpdu(ddp_tagged(OP_RRESP, sink_stag, sink_to, data[:40], last=False))
+        p.send_fpdu(ddp_tagged(OP_RRESP, sink_stag, sink_to + 40, data[40:]))
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RDMA_READ)
+        check(e and e["status"] == 0 and e["sink"] == data[:32].hex(),
+              "Read completion %s" % e)
+    finally:
+        p.close()
+
+
+@case("send_three_segments")
+def _(srv):
+    p = connected(srv)
+    try:
+        m = p.next_msn(0)
+        for k in range(3):
+            p.send_fpdu(ddp_untagged(OP_SEND, 0, m, 20 * k, bytes([65 + k]) * 20,
+                                     last=k == 2))
+        _ok_recv(p, b"A" * 20 + b"B" * 20 + b"C" * 20)
+    finally:
+        p.close()
+
+
+@case("write_interleaved_with_send")
+def _(srv):
+    # DDP tagged and untagged messages may interleave (RFC 5041 section 5)
+    p = connected(srv)
+    try:
+        s, a, _ = p.adv["rw"]
+        p.send_fpdu(ddp_tagged(OP_WRITE, s, a, b"W" * 16, last=False))
+        p.send_msg(b"in-between")
+        p.send_fpdu(ddp_tagged(OP_WRITE, s, a + 16, b"X" * 16))
+        _ok_recv(p, b"in-between")
+        p.send_msg(b"after")
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RECV and
+                 e["data"] == b"after".hex())
+        check(e and e["rw_head"] == (b"W" * 16 + b"X" * 16).hex(), "Write data %s" % e)
+    finally:
+        p.close()
+
 # ---- markers (server "B" asks for markers toward it, no CRC) ----
 
 def _marker_case(srv, bad):
