@@ -220,7 +220,7 @@ static void parse_cmd(struct conn *c, const uint8_t *pd, size_t len)
 		v = strtol(eq + 1, NULL, 0);
 		if (!strcmp(tok, "nrecv") && v >= 0 && v <= (long)MAX_RECV)
 			c->nrecv = (uint32_t)v;
-		else if (!strcmp(tok, "recvsize") && v > 0 && v <= 65536)
+		else if (!strcmp(tok, "recvsize") && v > 0 && v <= 65535)
 			c->recvsize = (uint32_t)v;
 		else if (!strcmp(tok, "ird") && v >= 0 && v <= 255)
 			c->ird = (int)v;
