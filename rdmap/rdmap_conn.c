@@ -298,6 +298,19 @@ void conn_finish(struct rdmap_conn *c, int err, bool async)
 			       c->cause_valid ? &c->cause : NULL);
 }
 
+/* True when the stream stopped inside an FPDU or a DDP message. */
+static bool conn_rx_mid_message(const struct rdmap_conn *c)
+{
+	unsigned int q;
+
+	if (c->mrx.in_fpdu || c->drx.tagged.in_msg)
+		return true;
+	for (q = 0; q < DDP_NUM_QN; q++)
+		if (c->drx.q[q].in_msg)
+			return true;
+	return false;
+}
+
 void rdmap_conn_closed(struct rdmap_conn *c, int err)
 {
 	struct iwarp_term_cause lost = {
@@ -320,6 +333,10 @@ void rdmap_conn_closed(struct rdmap_conn *c, int err)
 		conn_finish(c, c->close_err ? c->close_err : err, true);
 		return;
 	}
+	if (!err && c->state == RDMAP_CONN_RUN && conn_rx_mid_message(c))
+		/* a FIN inside an FPDU or a message is no orderly end: the
+		 * stream was lost (RFC 5044 §8, LLP 0x01) */
+		err = IWARP_ERR_MPA_STREAM_LOST;
 	if (err && !c->cause_valid) {
 		/* RFC 5044 §8: TCP stream lost (LLP 0x01) */
 		c->cause = lost;

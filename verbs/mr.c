@@ -347,10 +347,13 @@ static int mr_remote_ok(const struct mr_entry *found, const struct iwarp_pd *pd,
 				    IWARP_ERR_RDMAP_STAG_STREAM;
 	if (!mr_access_ok(e.access, access))
 		return IWARP_ERR_RDMAP_ACCESS;
-	if (to + len < to)
+	/* the range's last octet is to + len - 1: a range ending exactly at
+	 * 2^64 does not wrap; the bounds are checked without overflow */
+	if (len && to > UINT64_MAX - (len - 1))
 		return tagged_ddp ? IWARP_ERR_DDP_TO_WRAP :
 				    IWARP_ERR_RDMAP_TO_WRAP;
-	if (to < e.addr || to + len > e.addr + e.length)
+	if (to < e.addr || to - e.addr > e.length ||
+	    len > e.length - (to - e.addr))
 		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS :
 				    IWARP_ERR_RDMAP_BOUNDS;
 	return 0;

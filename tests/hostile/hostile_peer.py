@@ -35,27 +35,6 @@ BOUND = 20.0  # seconds: every single wait of the suite
 # Known library bugs: case name -> (text the failure message must contain,
 # what is wrong). Reported as XFAIL; a failure for another reason is a FAIL.
 KNOWN_FAILURES = {
-    "half_close_in_middle_of_fpdu": (
-        "ended as orderly",
-        "a FIN after part of an FPDU ends the connection as an orderly "
-        "disconnect (DISCONNECTED status 0, no async event); the stream was "
-        "lost inside an FPDU: RFC 5044 section 8 LLP 0x01"),
-    "half_close_inside_message": (
-        "ended as orderly",
-        "a FIN after an FPDU with L=0 (the Send message never ends) is "
-        "taken as an orderly disconnect (status 0, no async event), "
-        "not as LLP 0x01 stream lost"),
-    "write_to_ends_at_2_64": (
-        "want 1/1/0x01",
-        "verbs/mr.c mr_check_remote() calls TO + length == 2^64 a TO wrap "
-        "(DDP 0x03); nothing wraps (last octet 2^64 - 1) and the library's "
-        "own ddp_tagged_bounds() calls it base/bounds (0x01). That wrap "
-        "test also keeps the bounds test (to + len) from overflowing: "
-        "change both together"),
-    "rreq_source_ends_at_2_64": (
-        "want 0/1/0x01",
-        "same edge for a Read Request source: RDMAP TO wrap 0x04 instead of "
-        "base/bounds 0x01"),
     "flood_beyond_fd_limit": (
         "busy loop",
         "io/net.c re-arms accept at once after EMFILE/ENFILE: the progress "
