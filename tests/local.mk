@@ -32,3 +32,7 @@ tests_io_signals_test_SOURCES = tests/io_signals_test.c
 tests_io_signals_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_io_signals_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
+
+# iwarp_ping and iwarp_bw stop on SIGINT/SIGTERM in every state.
+TESTS += tests/tool_signals.sh
+dist_check_SCRIPTS += tests/tool_signals.sh
