@@ -19,6 +19,7 @@
 
 #include "io/engine_int.h"
 #include "util/mem.h"
+#include "util/thread.h"
 
 #define ENGINE_RING_DEFAULT 256
 #define ENGINE_BUSY_MIN_NS 1000u /* the ADAPTIVE window never shrinks below */
@@ -632,8 +633,9 @@ struct engine *engine_create(const struct engine_attr *attr)
 		engine_efd_arm(eng);
 		io_uring_submit(&eng->ring);
 	} else {
-		rc = -pthread_create(&eng->thread, NULL, engine_thread_main,
-				     eng);
+		/* the progress thread blocks the application's asynchronous
+		 * signals (util/thread.h) */
+		rc = iw_thread_create(&eng->thread, engine_thread_main, eng);
 		if (rc < 0)
 			goto err_efd;
 		eng->has_thread = true;

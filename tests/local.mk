@@ -23,3 +23,16 @@ dist_check_SCRIPTS += tests/man_coverage.sh
 # The client/server example in iwarp.7 compiles and runs.
 TESTS += tests/man_example.sh
 dist_check_SCRIPTS += tests/man_example.sh
+
+# The library's threads block asynchronous signals (util/thread.h).
+if HAVE_CHECK
+check_PROGRAMS += tests/io_signals_test
+TESTS += tests/io_signals_test
+tests_io_signals_test_SOURCES = tests/io_signals_test.c
+tests_io_signals_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_io_signals_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif
+
+# iwarp_ping and iwarp_bw stop on SIGINT/SIGTERM in every state.
+TESTS += tests/tool_signals.sh
+dist_check_SCRIPTS += tests/tool_signals.sh

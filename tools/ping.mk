@@ -10,7 +10,8 @@ tools_iwarp_ping_SOURCES = \
 	tools/ping/sess.c \
 	tools/ping/client.c \
 	tools/ping/server.c \
-	tools/ping/loop.c
+	tools/ping/loop.c \
+	tools/common/stop.c tools/common/stop.h
 tools_iwarp_ping_LDADD = libiwarp.la $(PTHREAD_LIBS)
 dist_man_MANS += man/iwarp_ping.1
 

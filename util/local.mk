@@ -6,7 +6,8 @@ libiwarp_core_la_SOURCES += \
 	util/crc32c_gf2.c \
 	util/crc32c_slice8.c \
 	util/crc32c_sse42.c \
-	util/errors.c
+	util/errors.c \
+	util/thread.c util/thread.h
 if HAVE_ISAL
 libiwarp_core_la_SOURCES += util/crc32c_isal.c
 endif

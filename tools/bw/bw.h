@@ -309,10 +309,28 @@ int bw_fd_nonblock(int fd);
  * |inline_progress| (IWARP_PROGRESS_INLINE) it drives the engine through
  * iwarp_cm_get_event at least every millisecond instead of sleeping in
  * poll(2). On success *|ev| is the event, to be acked by the caller.
- * Returns 0, -ETIMEDOUT or the event's error.
+ * Returns 0, -ETIMEDOUT, -EINTR (SIGINT/SIGTERM, see bw_stopping) or the
+ * event's error.
  */
 int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
 	       enum iwarp_cm_event_type want, int ms, struct iwarp_cm_event **ev);
+
+/*
+ * SIGINT/SIGTERM (tools/common/stop.h): nonzero once the run must stop.
+ * Every wait and measurement loop checks it (or polls the self-pipe) and
+ * returns -EINTR, until main calls bw_stop_teardown().
+ */
+int bw_stopping(void);
+
+/* After SIGINT/SIGTERM, bound of the whole teardown's CM waits. */
+#define BW_STOP_CLOSE_MS 500
+
+/*
+ * main, before tearing down after a signal: from now on bw_cm_wait no longer
+ * fails with -EINTR (the disconnect waits must run) but ends at the latest
+ * BW_STOP_CLOSE_MS after this call.
+ */
+void bw_stop_teardown(void);
 
 /* State of a wait loop: busy-poll first, then bounded sleeps. */
 struct bw_backoff {
@@ -334,7 +352,8 @@ void bw_backoff(struct bw_backoff *b);
 
 /*
  * Polls |cq| until one completion arrives (iwarp_poll_cq drives the engine
- * in INLINE mode), with bw_backoff between empty polls. 0 or < 0.
+ * in INLINE mode), with bw_backoff between empty polls. 0 or < 0 (-EINTR
+ * on SIGINT/SIGTERM).
  */
 int bw_poll_one(struct iwarp_cq *cq, int inline_progress, struct iwarp_wc *wc);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "tools/bw/bw.h"
+#include "tools/common/stop.h"
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -108,6 +109,18 @@ uint64_t bw_now_ns(void)
 #define BW_BACKOFF_MIN_NS 10000u   /* first sleep: 10 us */
 #define BW_BACKOFF_MAX_NS 1000000u /* at most 1 ms */
 
+static uint64_t stop_deadline; /* teardown after a signal: end of the waits */
+
+int bw_stopping(void)
+{
+	return tool_stop_signal() && !stop_deadline;
+}
+
+void bw_stop_teardown(void)
+{
+	stop_deadline = bw_now_ns() + (uint64_t)BW_STOP_CLOSE_MS * 1000000u;
+}
+
 void bw_backoff_init(struct bw_backoff *b, int inline_progress)
 {
 	b->start = 0;
@@ -158,6 +171,8 @@ int bw_poll_one(struct iwarp_cq *cq, int inline_progress, struct iwarp_wc *wc)
 		n = iwarp_poll_cq(cq, 1, wc);
 		if (n != 0)
 			return n < 0 ? n : 0;
+		if (bw_stopping())
+			return -EINTR;
 		bw_backoff(&b);
 	}
 }
@@ -176,11 +191,21 @@ int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
 {
 	uint64_t deadline = bw_now_ns() + (uint64_t)ms * 1000000u;
 
+	if (stop_deadline && deadline > stop_deadline)
+		deadline = stop_deadline;
 	for (;;) {
-		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		/* [1]: the SIGINT/SIGTERM self-pipe, left out in the teardown
+		 * (it stays readable) */
+		struct pollfd pfd[2] = {
+			{ .fd = ch->fd, .events = POLLIN },
+			{ .fd = tool_stop_fd(), .events = POLLIN },
+		};
 		struct iwarp_cm_event *e;
 		uint64_t now;
 		int rc, tmo;
+
+		if (bw_stopping())
+			return -EINTR;
 
 		/*
 		 * The channel is non-blocking: iwarp_cm_get_event returns
@@ -198,7 +223,7 @@ int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
 			tmo = (int)((deadline - now) / 1000000u) + 1;
 			if (inline_progress)
 				tmo = 1;
-			rc = poll(&pfd, 1, tmo);
+			rc = poll(pfd, stop_deadline || pfd[1].fd < 0 ? 1 : 2, tmo);
 			if (rc < 0 && errno != EINTR)
 				return -errno;
 			continue;
@@ -330,8 +355,9 @@ static int comm_client(struct bw_comm *c, const struct bw_opts *o)
 	iwarp_cm_ack_event(ev);
 	return 0;
 fail:
-	fprintf(stderr, " iwarp_bw: control connection to %s:%u failed: %s\n", o->server,
-		(unsigned int)o->port, iwarp_strerror(rc));
+	if (rc != -EINTR) /* SIGINT/SIGTERM: main says so */
+		fprintf(stderr, " iwarp_bw: control connection to %s:%u failed: %s\n",
+			o->server, (unsigned int)o->port, iwarp_strerror(rc));
 	return rc;
 }
 
@@ -373,8 +399,9 @@ static int comm_server(struct bw_comm *c, const struct bw_opts *o)
 	iwarp_cm_destroy_id(listen_id);
 	return 0;
 fail:
-	fprintf(stderr, " iwarp_bw: control connection (server, port %u) failed: %s\n",
-		(unsigned int)o->port, iwarp_strerror(rc));
+	if (rc != -EINTR) /* SIGINT/SIGTERM: main says so */
+		fprintf(stderr, " iwarp_bw: control connection (server, port %u) failed: %s\n",
+			(unsigned int)o->port, iwarp_strerror(rc));
 out:
 	if (listen_id)
 		iwarp_cm_destroy_id(listen_id);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "tools/bw/bw.h"
+#include "tools/common/stop.h"
 
 static int data_access(const struct bw_opts *o)
 {
@@ -188,7 +189,11 @@ static int data_client(struct bw_data *d, const struct bw_opts *o)
 		if (!rc)
 			return 0;
 		data_drop_ids(d);
-		nanosleep(&ts, NULL);
+		if (rc == -EINTR)
+			return rc;
+		nanosleep(&ts, NULL); /* a signal cuts it short */
+		if (bw_stopping())
+			return -EINTR;
 	}
 	fprintf(stderr, " iwarp_bw: data connection to %s:%u failed after 10 tries: %s\n",
 		o->server, (unsigned int)o->port, iwarp_strerror(rc));
@@ -257,7 +262,7 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 	}
 	iwarp_cm_destroy_id(d->listen_id);
 	d->listen_id = NULL;
-	if (rc)
+	if (rc && rc != -EINTR)
 		fprintf(stderr, " iwarp_bw: accepting data connection: %s\n", iwarp_strerror(rc));
 	return rc;
 }
@@ -321,7 +326,9 @@ void bw_data_close(struct bw_data *d, const struct bw_opts *o)
 		if (!d->q[i].connected)
 			continue;
 		left++;
-		if (!o->server) /* rdma_cm_disconnect_nodes: the server disconnects */
+		/* rdma_cm_disconnect_nodes: the server disconnects; after
+		 * SIGINT/SIGTERM (bw_stop_teardown bounds the waits) both do */
+		if (!o->server || tool_stop_signal())
 			iwarp_cm_disconnect(d->q[i].id);
 	}
 	while (left > 0 && d->ch && !bw_cm_wait(d->ch, d->inline_progress,

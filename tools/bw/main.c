@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "tools/bw/bw.h"
+#include "tools/common/stop.h"
 
 #define BW_PEER_CLOSE_MS 5000 /* server: wait for the client's control close */
 
@@ -531,13 +533,19 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 1;
+	/* SIGINT/SIGTERM: every wait returns -EINTR, then a bounded clean
+	 * disconnect, then the tool dies of the signal (iwarp_bw(1)) */
+	if (tool_stop_init()) {
+		perror(" iwarp_bw: signal handlers");
+		return 1;
+	}
 	srandom((unsigned int)(getpid() ^ time(NULL)));
 	/* the wait loops' short sleeps (bw_backoff) must not be stretched
 	 * by the default 50 us timer slack */
 	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	ctx = open_ctx(&o);
 	if (!ctx)
-		return errno == ENOSYS ? BW_EXIT_NOURING : 1;
+		return tool_stop_exit(errno == ENOSYS ? BW_EXIT_NOURING : 1);
 	memset(&d, 0, sizeof(d));
 	if (!o.server && !o.json) {
 		printf("\n************************************\n");
@@ -572,7 +580,13 @@ int main(int argc, char **argv)
 	else
 		rc = run_rdma_bw(&c, &d, &o, my, rem);
 out:
-	if (rc) {
+	if (tool_stop_signal()) {
+		fprintf(stderr, " iwarp_bw: %s, stopping\n",
+			tool_stop_signal() == SIGINT ? "SIGINT" : "SIGTERM");
+		bw_stop_teardown();
+		if (!rc)
+			rc = -EINTR;
+	} else if (rc) {
 		print_async_events(ctx);
 		fprintf(stderr, " iwarp_bw: test failed: %s\n", iwarp_strerror(rc));
 	}
@@ -591,5 +605,6 @@ out:
 	iwarp_close_context(ctx);
 	free(my);
 	free(rem);
-	return rc ? 1 : 0;
+	/* after SIGINT/SIGTERM: killed by the signal, once torn down */
+	return tool_stop_exit(rc ? 1 : 0);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/bw/bw.h"
+#include "tools/common/stop.h"
 
 #define BW_POLL_BATCH 16
 
@@ -53,11 +54,15 @@ static void idle_init(struct bw_idle *w, const struct bw_opts *o)
 /* Poll of the channel fd, then drains and acknowledges its events. */
 static int chan_sleep(struct bw_data *d, int ms)
 {
-	struct pollfd p = { .fd = d->chan->fd, .events = POLLIN };
+	/* [1]: SIGINT/SIGTERM wake us at once (the caller checks) */
+	struct pollfd p[2] = {
+		{ .fd = d->chan->fd, .events = POLLIN },
+		{ .fd = tool_stop_fd(), .events = POLLIN },
+	};
 	struct iwarp_cq *cq;
 	void *ctx;
 
-	if (poll(&p, 1, ms) < 0 && errno != EINTR)
+	if (poll(p, p[1].fd < 0 ? 1 : 2, ms) < 0 && errno != EINTR)
 		return -errno;
 	/* non-blocking fd: -EAGAIN once the channel is empty */
 	while (iwarp_get_cq_event(d->chan, &cq, &ctx) == 0)
@@ -196,6 +201,8 @@ static int post_credit(struct bw_data *d, const struct bw_opts *o, int i)
 
 	/* keep at most tx_depth credit Writes outstanding */
 	while (q->credits_out >= (uint64_t)o->tx_depth) {
+		if (bw_stopping())
+			return -EINTR;
 		n = iwarp_poll_cq(d->scq, BW_POLL_BATCH, wc);
 		if (n < 0)
 			return n;
@@ -364,6 +371,8 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 		uint64_t now = k.duration ? bw_now_ns() : 0;
 		int more = 0, credit_wait = 0, got;
 
+		if (bw_stopping())
+			return -EINTR;
 		if (k.duration) {
 			if (now >= k.end)
 				break;
@@ -453,6 +462,8 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 				out += d->q[i].scnt - batch[i] - d->q[i].ccnt;
 			if (!out)
 				break;
+			if (bw_stopping())
+				return -EINTR;
 			rc = reap_sends(d, &k, size, tpost, &peak, &counted);
 			if (rc < 0)
 				return rc;
@@ -484,6 +495,8 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 	memset(&k, 0, sizeof(k));
 	idle_init(&w, o);
 	for (;;) {
+		if (bw_stopping())
+			return -EINTR;
 		if (k.duration) {
 			if (bw_now_ns() >= k.end)
 				break;
@@ -529,6 +542,8 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 			out += d->q[i].credits_out;
 		if (!out)
 			break;
+		if (bw_stopping())
+			return -EINTR;
 		rc = reap_sends(d, &k, size, dummy_tpost, &peak, &credit_done);
 		if (rc < 0)
 			return rc;
@@ -553,6 +568,23 @@ static int wait_send(struct bw_data *d)
 	return rc ? rc : wc_ok(&wc, "send queue");
 }
 
+/* Spins on the target octet between two peer-liveness checks. */
+#define BW_SPIN_CHECK 4096u
+
+/*
+ * Whether QP |i| is in the error state: the peer is gone (disconnected,
+ * killed). A spin on memory sees no completion, so it asks the QP.
+ */
+static int qp_failed(struct bw_data *d, int i)
+{
+	struct iwarp_qp_init_attr ia;
+	struct iwarp_qp_attr a;
+
+	if (iwarp_query_qp(d->q[i].qp, &a, IWARP_QP_STATE, &ia))
+		return 0;
+	return a.qp_state == IWARP_QPS_ERR;
+}
+
 /*
  * perftest_resources.c run_iter_lat_write: RDMA Write ping-pong. The SERVER
  * writes first (only it skips the wait while scnt < 1); then each side, per
@@ -568,6 +600,7 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 	volatile uint8_t *poll_buf = d->buf + (size_t)d->n * d->buff + size - 1;
 	uint64_t scnt = 0, rcnt = 0, out = 0;
 	int server = o->server == NULL;
+	unsigned int spins = 0;
 	int rc;
 
 	while (scnt < o->iters || rcnt < o->iters) {
@@ -575,6 +608,13 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 			uint8_t want = (uint8_t)++rcnt;
 
 			while (*poll_buf != want) {
+				if (bw_stopping())
+					return -EINTR;
+				if (++spins % BW_SPIN_CHECK == 0 && qp_failed(d, 0)) {
+					fprintf(stderr, " iwarp_bw: connection lost (QP in error) waiting for Write %llu\n",
+						(unsigned long long)rcnt);
+					return -ECONNRESET;
+				}
 				if (d->inline_progress)
 					iwarp_progress(d->ctx);
 			}

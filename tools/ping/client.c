@@ -105,15 +105,6 @@ static void client_ping_start(struct ping_sess *s)
 {
 	const struct ping_opts *o = s->o;
 
-	if (s->loop->interrupted) {
-		if (o->count && s->ping < o->count) {
-			sess_fail(s, "interrupted after %u of %u pings",
-				  s->ping, o->count);
-			return;
-		}
-		client_disconnect(s);
-		return;
-	}
 	if (o->count && s->ping >= o->count) {
 		client_disconnect(s);
 		return;
@@ -128,13 +119,6 @@ static void client_ping_start(struct ping_sess *s)
 		return;
 	s->state = SESS_C_WAIT_GO1;
 	sess_wait(s, "the server's RDMA Read and go-ahead");
-}
-
-void client_interrupt(struct ping_sess *s)
-{
-	if (s->state < SESS_C_WAIT_GO1)
-		sess_fail(s, "interrupted before the connection was up");
-	/* otherwise the current ping finishes, then client_ping_start stops */
 }
 
 void client_cm_event(struct ping_sess *s, const struct iwarp_cm_event *ev)

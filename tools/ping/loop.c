@@ -2,9 +2,10 @@
  * tools/ping/loop.c: context set-up and the single-threaded event loop.
  *
  * rping runs a CM thread and a CQ thread that block forever; here one
- * poll() covers the CM event channel, the completion channel and the async
- * event fd, and every wait is bounded by the nearest session deadline
- * (--timeout), so a silent peer fails the run instead of hanging it.
+ * poll() covers the CM event channel, the completion channel, the async
+ * event fd and the SIGINT/SIGTERM self-pipe (tools/common/stop.h), and every
+ * wait is bounded by the nearest session deadline (--timeout), so a silent
+ * peer fails the run instead of hanging it.
  */
 #include "config.h"
 
@@ -15,28 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/common/stop.h"
 #include "tools/ping/session.h"
-
-static volatile sig_atomic_t loop_signalled;
-
-static void loop_on_signal(int sig)
-{
-	(void)sig;
-	loop_signalled = 1;
-}
-
-/* SIGINT/SIGTERM interrupt poll() (no SA_RESTART) and end the run. */
-static void loop_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = loop_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 /* Makes |fd| non-blocking: the get-event calls then return -EAGAIN. */
 static void loop_nonblock(int fd)
@@ -169,6 +150,10 @@ static void loop_cq_events(struct ping_loop *l)
 		}
 		while (s->state != SESS_DONE &&
 		       (ret = iwarp_poll_cq(cq, 1, &wc)) == 1) {
+			/* after a signal, what was in flight no longer
+			 * matters: DISCONNECTED or the deadline ends it */
+			if (l->interrupted && s->state == SESS_DISCONNECTING)
+				continue;
 			if (s->server)
 				server_wc(s, &wc);
 			else
@@ -243,7 +228,8 @@ static void loop_deadlines(struct ping_loop *l)
 		if (s->state == SESS_DISCONNECTING) {
 			fprintf(stderr,
 				"iwarp_ping: warning: no DISCONNECTED event within %d ms\n",
-				s->o->timeout_ms);
+				s->loop->interrupted ? PING_INTERRUPT_MS
+						     : s->o->timeout_ms);
 			sess_end(s, 0);
 			continue;
 		}
@@ -276,37 +262,54 @@ static void loop_reap(struct ping_loop *l)
 	}
 }
 
-/* The signal: the client finishes its ping and disconnects; the server
- * stops. */
+/*
+ * SIGINT/SIGTERM: no new connection; every connected session disconnects
+ * now (its DISCONNECTED event, or PING_INTERRUPT_MS, ends it), a session
+ * still being set up is dropped (destroying its cm_id resets the stream).
+ * The loop ends when no session is left.
+ */
 static void loop_interrupt(struct ping_loop *l)
 {
 	struct ping_sess *s;
 
+	fprintf(stderr, "iwarp_ping: %s, stopping\n",
+		tool_stop_signal() == SIGINT ? "SIGINT" : "SIGTERM");
 	l->interrupted = 1;
-	if (l->o->server) {
-		l->stop = 1;
-		return;
+	l->listen_deadline = 0;
+	if (l->listen_id) {
+		iwarp_cm_destroy_id(l->listen_id);
+		l->listen_id = NULL;
 	}
 	for (s = l->sessions; s; s = s->next)
-		client_interrupt(s);
+		sess_interrupt(s);
 }
 
 /* Runs until the loop is told to stop. */
 static void loop_run(struct ping_loop *l)
 {
-	struct pollfd pfd[3];
-	int n;
+	struct pollfd pfd[4];
+	int n, i;
 
 	pfd[0].fd = l->cm_ch->fd;
 	pfd[1].fd = l->comp_ch->fd;
 	pfd[2].fd = iwarp_async_fd(l->ctx);
-	pfd[0].events = pfd[1].events = pfd[2].events = POLLIN;
+	pfd[3].fd = tool_stop_fd();
+	for (i = 0; i < 4; i++)
+		pfd[i].events = POLLIN;
 
-	while (!l->stop) {
-		if (loop_signalled && !l->interrupted)
+	for (;;) {
+		if (tool_stop_signal() && !l->interrupted)
 			loop_interrupt(l);
-		pfd[0].revents = pfd[1].revents = pfd[2].revents = 0;
-		n = poll(pfd, 3, loop_timeout(l, ping_now_ns()));
+		loop_reap(l);
+		if (l->interrupted && !l->sessions)
+			l->stop = 1;
+		if (l->stop)
+			break;
+		for (i = 0; i < 4; i++)
+			pfd[i].revents = 0;
+		/* after a signal the self-pipe stays readable: leave it out */
+		n = poll(pfd, l->interrupted ? 3 : 4,
+			 loop_timeout(l, ping_now_ns()));
 		if (n < 0 && errno != EINTR) {
 			perror("iwarp_ping: poll");
 			l->failures++;
@@ -321,7 +324,6 @@ static void loop_run(struct ping_loop *l)
 				loop_async_events(l);
 		}
 		loop_deadlines(l);
-		loop_reap(l);
 	}
 }
 
@@ -334,7 +336,10 @@ int ping_run(const struct ping_opts *o)
 	l.o = o;
 	if (o->self_qp)
 		ping_dbg(o, "-q: the QP is always created through the CM\n");
-	loop_signals();
+	if (tool_stop_init()) {
+		perror("iwarp_ping: signal handlers");
+		return PING_EXIT_FAIL;
+	}
 	ret = loop_open(&l);
 	if (ret == PING_EXIT_OK) {
 		if (o->server)

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include "tools/common/stop.h"
 #include "tools/ping/ping.h"
 
 int main(int argc, char **argv)
@@ -15,5 +16,6 @@ int main(int argc, char **argv)
 		return PING_EXIT_OK;
 	if (ret < 0)
 		return PING_EXIT_USAGE;
-	return ping_run(&o);
+	/* after SIGINT/SIGTERM: killed by the signal, once torn down */
+	return tool_stop_exit(ping_run(&o));
 }

@@ -42,6 +42,9 @@
 #define PING_RESOLVE_MS		2000 /* rping rdma_resolve_addr/route timeout */
 #define PING_LISTEN_BACKLOG	3    /* rping rdma_listen backlog */
 #define PING_DEFAULT_TIMEOUT_MS 10000
+/* After SIGINT/SIGTERM: bound of the wait for DISCONNECTED (the tool must
+ * be gone within a second, iwarp_ping(1) EXIT STATUS). */
+#define PING_INTERRUPT_MS	500
 
 /* Exit statuses (documented in iwarp_ping.1). */
 #define PING_EXIT_OK	   0

@@ -89,8 +89,10 @@ void server_connect_request(struct ping_loop *l,
 		      sizeof(s->peer));
 	ping_dbg(l->o, "child cma %p from %s\n", (void *)ev->id, s->peer);
 
-	/* one client at a time without -P, as rping; refuse the others */
-	if (!l->o->persistent && (l->sessions_done || s->next)) {
+	/* one client at a time without -P, as rping; refuse the others, and
+	 * every one after SIGINT/SIGTERM */
+	if (l->interrupted ||
+	    (!l->o->persistent && (l->sessions_done || s->next))) {
 		ping_dbg(l->o, "busy: rejecting %s\n", s->peer);
 		iwarp_cm_reject(ev->id, NULL, 0);
 		s->rejected = 1;
@@ -124,6 +126,10 @@ static void server_disconnected(struct ping_sess *s)
 	const struct ping_opts *o = s->o;
 
 	fprintf(stderr, "server DISCONNECT EVENT...\n");
+	if (s->state == SESS_DISCONNECTING) { /* we disconnected (signal) */
+		sess_end(s, 0);
+		return;
+	}
 	if (s->state != SESS_S_WAIT_READ_ADV) {
 		sess_fail(s, "client disconnected in the middle of ping %u",
 			  s->ping);

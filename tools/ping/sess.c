@@ -288,6 +288,29 @@ void sess_wait(struct ping_sess *s, const char *what)
 		ping_now_ns() + (uint64_t)s->o->timeout_ms * UINT64_C(1000000);
 }
 
+void sess_interrupt(struct ping_sess *s)
+{
+	uint64_t until = ping_now_ns() +
+			 (uint64_t)PING_INTERRUPT_MS * UINT64_C(1000000);
+
+	if (s->state == SESS_DONE)
+		return;
+	if (s->state == SESS_DISCONNECTING) {
+		if (!s->deadline || s->deadline > until)
+			s->deadline = until;
+		return;
+	}
+	if (!s->established || iwarp_cm_disconnect(s->id)) {
+		ping_dbg(s->o, "interrupted: dropping %s\n", s->peer);
+		sess_end(s, 0);
+		return;
+	}
+	ping_dbg(s->o, "interrupted: disconnecting %s\n", s->peer);
+	s->state = SESS_DISCONNECTING;
+	s->waiting = "the DISCONNECTED event";
+	s->deadline = until;
+}
+
 void sess_end(struct ping_sess *s, int failed)
 {
 	if (s->state == SESS_DONE)

@@ -91,8 +91,8 @@ struct ping_loop {
 	struct ping_sess *sessions;
 	int sessions_done;
 	int failures;
-	int stop; /* leave the loop */
-	int interrupted;
+	int stop;	 /* leave the loop */
+	int interrupted; /* SIGINT/SIGTERM seen: sessions are ending */
 };
 
 /* ---- sess.c: resources and posting, shared by both roles ---- */
@@ -137,6 +137,13 @@ void sess_wait(struct ping_sess *s, const char *what);
  */
 void sess_end(struct ping_sess *s, int failed);
 
+/*
+ * SIGINT/SIGTERM: a connected session disconnects now and waits at most
+ * PING_INTERRUPT_MS for DISCONNECTED; one not connected yet ends at once
+ * (sess_free destroys its cm_id). Not a failure of the session.
+ */
+void sess_interrupt(struct ping_sess *s);
+
 /* Prints "iwarp_ping: <peer>: <message>" to stderr and fails |s|. */
 void sess_fail(struct ping_sess *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -174,9 +181,6 @@ void client_wc(struct ping_sess *s, const struct iwarp_wc *wc);
 
 /* Prints the round-trip statistics of |s| to stdout. */
 void client_print_stats(struct ping_sess *s);
-
-/* Asks client session |s| to stop after the current ping (SIGINT). */
-void client_interrupt(struct ping_sess *s);
 
 /* ---- server.c ---- */
 
