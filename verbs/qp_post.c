@@ -8,6 +8,9 @@
  * code relies on); other states give -EINVAL.
  * SGE lkeys are not checked here but when the WR is processed (a bad one
  * completes with IWARP_WC_LOC_PROT_ERR), as in ibverbs.
+ * A Read on a connected QP whose negotiated ORD is 0 is refused at post
+ * time (-EINVAL): RFC 6581 §5 leaves such a connection no outbound Read
+ * Request, and the engine would otherwise fail the whole QP for it.
  */
 #include "config.h"
 
@@ -101,6 +104,16 @@ static void send_wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
 	}
 }
 
+/*
+ * True when |qp| may not start a Read now: it is connected (the engine set
+ * qp->ord from the MPA negotiation) and its ORD is 0 (RFC 6581 §5: no
+ * outbound Read Request may be outstanding). qp->lock held.
+ */
+static bool qp_read_refused(const struct iw_qp *qp)
+{
+	return qp->conn && qp->ord == 0;
+}
+
 /* Completes a WR posted in ERR at once with FLUSH_ERR. */
 static void flush_now(struct iwarp_cq *cq, uint64_t wr_id,
 		      enum iwarp_wc_opcode op, uint32_t qp_num)
@@ -136,6 +149,11 @@ IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
 		err = send_wr_check(qp, wr, &total);
 		if (err)
 			break;
+		if (!flush && wr->opcode == IWARP_WR_RDMA_READ &&
+		    qp_read_refused(qp)) {
+			err = -EINVAL;
+			break;
+		}
 		if (flush) {
 			flush_now(pub->send_cq, wr->wr_id,
 				  qp_wc_opcode(wr->opcode), pub->qp_num);
