@@ -12,6 +12,7 @@ libiwarp_core_la_SOURCES += \
 	verbs/qp.c \
 	verbs/qp_post.c \
 	verbs/qp_complete.c \
+	verbs/qp_overflow.h \
 	verbs/strings.c
 
 if HAVE_CHECK
@@ -20,4 +21,12 @@ TESTS += tests/verbs_test
 tests_verbs_test_SOURCES = tests/verbs_test.c
 tests_verbs_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_verbs_test_LDADD = $(IWTEST_LINK)
+endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/verbs_overflow_test
+TESTS += tests/verbs_overflow_test
+tests_verbs_overflow_test_SOURCES = tests/verbs_overflow_test.c
+tests_verbs_overflow_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_verbs_overflow_test_LDADD = $(IWTEST_LINK)
 endif

@@ -5,7 +5,8 @@
  * transmit), post_recv from INIT on (rping pre-posts before accept). In
  * ERR both validate the WR and complete it at once with
  * IWARP_WC_WR_FLUSH_ERR (as ibverbs providers do, which ib_drain_qp-style
- * code relies on); other states give -EINVAL.
+ * code relies on); other states give -EINVAL. When that CQ overflowed the
+ * completion cannot be queued: -ENOSPC, the WR is not posted.
  * SGE lkeys are not checked here but when the WR is processed (a bad one
  * completes with IWARP_WC_LOC_PROT_ERR), as in ibverbs.
  * A Read on a connected QP whose negotiated ORD is 0 is refused at post
@@ -114,9 +115,11 @@ static bool qp_read_refused(const struct iw_qp *qp)
 	return qp->conn && qp->ord == 0;
 }
 
-/* Completes a WR posted in ERR at once with FLUSH_ERR. */
-static void flush_now(struct iwarp_cq *cq, uint64_t wr_id,
-		      enum iwarp_wc_opcode op, uint32_t qp_num)
+/* Completes a WR posted in ERR at once with FLUSH_ERR. Returns 0, or
+ * -ENOSPC when |cq| overflowed (the completion could not be queued, so
+ * the WR is not posted: the caller fails with it as *bad_wr). */
+static int flush_now(struct iwarp_cq *cq, uint64_t wr_id,
+		     enum iwarp_wc_opcode op, uint32_t qp_num)
 {
 	struct iwarp_wc wc;
 
@@ -125,7 +128,7 @@ static void flush_now(struct iwarp_cq *cq, uint64_t wr_id,
 	wc.status = IWARP_WC_WR_FLUSH_ERR;
 	wc.opcode = op;
 	wc.qp_num = qp_num;
-	cq_push(cq_from_pub(cq), &wc, true);
+	return cq_push(cq_from_pub(cq), &wc, true);
 }
 
 IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
@@ -155,8 +158,10 @@ IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
 			break;
 		}
 		if (flush) {
-			flush_now(pub->send_cq, wr->wr_id,
-				  qp_wc_opcode(wr->opcode), pub->qp_num);
+			err = flush_now(pub->send_cq, wr->wr_id,
+					qp_wc_opcode(wr->opcode), pub->qp_num);
+			if (err)
+				break;
 			continue;
 		}
 		if (qp->sq_head - qp->sq_tail >= qp->cap.max_send_wr) {
@@ -198,8 +203,10 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub,
 			err = verbs_rqe_fill(&tmp, wr, qp->cap.max_recv_sge);
 			if (err)
 				break;
-			flush_now(pub->recv_cq, wr->wr_id, IWARP_WC_RECV,
-				  pub->qp_num);
+			err = flush_now(pub->recv_cq, wr->wr_id, IWARP_WC_RECV,
+					pub->qp_num);
+			if (err)
+				break;
 			continue;
 		}
 		if (qp->rq_head - qp->rq_tail >= qp->cap.max_recv_wr) {
