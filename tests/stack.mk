@@ -52,3 +52,11 @@ tests_stack_ord_test_SOURCES = tests/stack_ord_test.c $(STACK_TEST_SRC)
 tests_stack_ord_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_stack_ord_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/stack_inline_test
+TESTS += tests/stack_inline_test
+tests_stack_inline_test_SOURCES = tests/stack_inline_test.c $(STACK_TEST_SRC)
+tests_stack_inline_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_inline_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

@@ -4,6 +4,8 @@ libiwarp_core_la_SOURCES += \
 	verbs/verbs.h \
 	verbs/context.c \
 	verbs/async.c \
+	verbs/wait.c \
+	verbs/wait.h \
 	verbs/pd.c \
 	verbs/mr.c \
 	verbs/comp_channel.c \
