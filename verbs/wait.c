@@ -52,20 +52,19 @@ int verbs_wait_ctx(struct iwarp_context *ctx, int fd)
 		r = fd_poll(fd, -1);
 		return r < 0 ? r : 0;
 	}
-	/* INLINE: this thread is the engine while it waits */
+	/* INLINE: this thread is the engine while it waits. Each pass holds
+	 * the engine only while it works (no sleep inside engine_run_once:
+	 * that would keep the engine's lock from other threads of the
+	 * context, e.g. iwarp_poll_cq, for the whole sleep); the sleep is
+	 * on |fd| with the lock released. */
 	for (;;) {
-		r = fd_poll(fd, 0);
-		if (r)
-			return r < 0 ? r : 0;
-		r = engine_run_once(ctx->engine,
-				    nonblock ? 0 : VERBS_INLINE_WAIT_MS);
+		r = engine_run_once(ctx->engine, 0);
 		if (r < 0)
 			return r;
-		if (nonblock) {
-			r = fd_poll(fd, 0);
-			if (r)
-				return r < 0 ? r : 0;
+		r = fd_poll(fd, nonblock ? 0 : VERBS_INLINE_WAIT_MS);
+		if (r)
+			return r < 0 ? r : 0;
+		if (nonblock)
 			return -EAGAIN;
-		}
 	}
 }

@@ -8,8 +8,8 @@
 
 #include "verbs/verbs.h"
 
-/* Longest sleep of one engine pass of an INLINE wait, in milliseconds. */
-#define VERBS_INLINE_WAIT_MS 5
+/* Longest sleep between two engine passes of an INLINE wait, in ms. */
+#define VERBS_INLINE_WAIT_MS 1
 
 /*
  * Waits until the eventfd-style |fd| of |ctx| (async fd, completion channel)
@@ -17,10 +17,13 @@
  *
  * Threaded progress modes (or |ctx| NULL): sleeps in poll() (verbs_wait_fd).
  * IWARP_PROGRESS_INLINE: nobody else runs the engine, so this drives it
- * (engine_run_once with a sleep of at most VERBS_INLINE_WAIT_MS, in a
- * loop) until |fd| is readable. The bound is what lets a readability that
- * does not come from this engine (another thread pushing a completion or
- * event) end the wait: it is seen within that bound.
+ * in a loop until |fd| is readable: one non-blocking engine pass
+ * (engine_run_once(eng, 0)), then a sleep in poll() on |fd| of at most
+ * VERBS_INLINE_WAIT_MS. The engine lock is not held during the sleep, so
+ * other threads of the context (iwarp_poll_cq, another waiter) are not
+ * held up; a readability caused by another thread ends the sleep at once,
+ * network input is handled by the next pass (within the bound), as in
+ * iwarp_cm_get_event.
  *
  * An O_NONBLOCK |fd| never sleeps: in INLINE mode the engine is driven
  * once without waiting, then 0 if |fd| became readable, else -EAGAIN.
