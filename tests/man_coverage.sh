@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/man_coverage.sh: every function declared IWARP_EXPORT in the public
 # header has its section-3 man page, every page is installed (listed in
-# man/local.mk) and renders without warnings, and each tool has its
+# man/local.mk) and renders without warnings, the page that documents each
+# function (itself or the target of its .so alias) says how it may be used
+# from several threads (a THREAD SAFETY section), and each tool has its
 # section-1 page.
 set -euo pipefail
 src=${top_srcdir:-.}
@@ -15,6 +17,13 @@ for f in $funcs; do
 	page=$src/man/$f.3
 	if [ ! -f "$page" ]; then echo "missing man page: man/$f.3"; fail=1; continue; fi
 	grep -q "man/$f.3" "$src/man/local.mk" || { echo "not installed: man/$f.3"; fail=1; }
+	# the page that documents it (an alias page is ".so man3/<page>.3")
+	doc=$page
+	if head -1 "$page" | grep -q '^\.so '; then
+		doc=$src/man/$(head -1 "$page" | sed -E 's|^\.so +man3/||')
+	fi
+	grep -q '^\.SH THREAD SAFETY$' "$doc" ||
+		{ echo "no THREAD SAFETY section for $f in man/${doc##*/}"; fail=1; }
 done
 for t in iwarp_decode iwarp_ping iwarp_bw; do
 	[ -f "$src/man/$t.1" ] || { echo "missing man page: man/$t.1"; fail=1; }

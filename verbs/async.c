@@ -1,6 +1,6 @@
 /*
  * verbs/async.c: the context's asynchronous event queue (ibv_get_async_event
- * semantics) and the blocking wait shared with the completion channel.
+ * semantics); its blocking wait (verbs/wait.c) drives an INLINE engine.
  *
  * The eventfd's counter is non-zero exactly while the queue is non-empty:
  * it is written when the queue goes from empty to non-empty and drained
@@ -9,14 +9,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util/mem.h"
 #include "verbs/verbs.h"
+#include "verbs/wait.h"
 
 struct iw_async_node {
 	struct iw_async_node *next;
@@ -37,27 +36,6 @@ static void efd_set(int fd, bool on)
 void verbs_efd_signal(int fd, bool on)
 {
 	efd_set(fd, on);
-}
-
-int verbs_wait_fd(int fd)
-{
-	struct pollfd pfd;
-	int fl, r;
-
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0)
-		return -errno;
-	if (fl & O_NONBLOCK)
-		return -EAGAIN;
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	do {
-		pfd.revents = 0;
-		r = poll(&pfd, 1, -1);
-	} while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	return 0;
 }
 
 void ctx_async_push(struct iwarp_context *ctx,
@@ -132,7 +110,7 @@ IWARP_EXPORT int iwarp_get_async_event(struct iwarp_context *ctx,
 		pthread_mutex_unlock(&ctx->lock);
 		if (n)
 			break;
-		err = verbs_wait_fd(ctx->async_fd);
+		err = verbs_wait_ctx(ctx, ctx->async_fd);
 		if (err)
 			return err;
 	}

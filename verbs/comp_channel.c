@@ -15,6 +15,7 @@
 
 #include "util/mem.h"
 #include "verbs/verbs.h"
+#include "verbs/wait.h"
 
 IWARP_EXPORT struct iwarp_comp_channel *
 iwarp_create_comp_channel(struct iwarp_context *ctx)
@@ -149,7 +150,8 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 		pthread_mutex_unlock(&ch->lock);
 		if (c)
 			return 0;
-		err = verbs_wait_fd(channel->fd);
+		/* the channel's CQs all belong to its context (create_cq) */
+		err = verbs_wait_ctx(channel->context, channel->fd);
 		if (err)
 			return err;
 	}

@@ -6,8 +6,12 @@
  * the engine). |count| is also published with release stores so that an
  * empty poll is one acquire load, without the lock the engine thread needs
  * to push (a spinning application would otherwise contend with it). A full
- * ring is an overflow: the CQ raises IWARP_EVENT_CQ_ERR once and drops
- * further completions; those already queued stay pollable.
+ * ring is an overflow (ibverbs semantics), and it is sticky: the push that
+ * does not fit sets |overflow| and raises IWARP_EVENT_CQ_ERR (the only
+ * time it is raised); that push and every later one return -ENOSPC and
+ * their completion is lost, even after polling made room. Completions
+ * queued before stay pollable. The callers (qp_complete.c, the engine)
+ * move the QP whose completion was lost to ERR (qp_fail_cq_overflow).
  */
 #include "config.h"
 
@@ -15,6 +19,7 @@
 #include <string.h>
 
 #include "util/mem.h"
+#include "verbs/qp_overflow.h"
 #include "verbs/verbs.h"
 
 IWARP_EXPORT struct iwarp_cq *
@@ -138,7 +143,7 @@ int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	if (cq->count == cq->size) {
-		cq->overflow = true;
+		__atomic_store_n(&cq->overflow, true, __ATOMIC_RELEASE);
 		overflow = true;
 	} else {
 		cq->ring[cq->tail] = *wc;
@@ -161,6 +166,11 @@ int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited)
 	if (fire)
 		channel_fire(cq);
 	return 0;
+}
+
+bool cq_overflowed(struct iw_cq *cq)
+{
+	return __atomic_load_n(&cq->overflow, __ATOMIC_ACQUIRE);
 }
 
 IWARP_EXPORT int iwarp_poll_cq(struct iwarp_cq *cq, int num_entries,

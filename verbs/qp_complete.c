@@ -5,12 +5,18 @@
  *
  * Lock order: qp->lock, then a CQ's spinlock; channel and context locks are
  * only taken after the CQ lock is released (in cq_push).
+ *
+ * CQ overflow (ibverbs semantics): a completion that does not fit is lost,
+ * the CQ raises IWARP_EVENT_CQ_ERR once (cq.c) and every QP that tried to
+ * complete into it must go to ERR. The paths here report the loss to their
+ * caller (-ENOSPC); the engine then calls qp_fail_cq_overflow().
  */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 
+#include "verbs/qp_overflow.h"
 #include "verbs/verbs.h"
 
 int qp_rq_pop(struct iw_qp *qp, struct iw_rqe *out)
@@ -43,8 +49,8 @@ static void qp_event(struct iw_qp *qp, enum iwarp_event_type type,
 	ctx_async_push(qp->pub.context, &ev);
 }
 
-int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
-		   enum iwarp_wc_status status)
+int qp_sq_complete_rc(struct iw_qp *qp, uint32_t upto,
+		      enum iwarp_wc_status status)
 {
 	struct iwarp_wc wc;
 	struct iw_wqe *w;
@@ -69,7 +75,7 @@ int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
 		wc.byte_len = w->total_len;
 		wc.qp_num = qp->pub.qp_num;
 		if (cq_push(cq_from_pub(qp->pub.send_cq), &wc,
-			    status != IWARP_WC_SUCCESS))
+			    status != IWARP_WC_SUCCESS) == -ENOSPC)
 			rc = -ENOSPC;
 	}
 	if ((int32_t)(qp->sq_next - qp->sq_tail) < 0)
@@ -80,6 +86,12 @@ int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
 	if (drained)
 		qp_event(qp, IWARP_EVENT_SQ_DRAINED, NULL);
 	return rc;
+}
+
+int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
+		   enum iwarp_wc_status status)
+{
+	return qp_sq_complete_rc(qp, upto, status);
 }
 
 /* The async event for a QP that failed with TERMINATE cause |t|. */
@@ -101,12 +113,13 @@ static enum iwarp_event_type qp_error_event(const struct iwarp_term_cause *t)
 	return IWARP_EVENT_QP_FATAL;
 }
 
-void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,
-		  bool async)
+int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
+		    bool async)
 {
 	struct iwarp_wc wc;
 	struct iw_wqe *w;
 	bool was_err;
+	int rc = 0;
 
 	pthread_mutex_lock(&qp->lock);
 	was_err = qp->pub.state == IWARP_QPS_ERR;
@@ -122,19 +135,54 @@ void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,
 		w = qp_sq_wqe(qp, qp->sq_tail);
 		wc.wr_id = w->wr_id;
 		wc.opcode = qp_wc_opcode(w->opcode);
-		cq_push(cq_from_pub(qp->pub.send_cq), &wc, true);
+		if (cq_push(cq_from_pub(qp->pub.send_cq), &wc, true) ==
+		    -ENOSPC)
+			rc = -ENOSPC;
 	}
 	qp->sq_next = qp->sq_tail;
 	wc.opcode = IWARP_WC_RECV;
 	for (; !qp->pub.srq && qp->rq_tail != qp->rq_head; qp->rq_tail++) {
 		wc.wr_id = qp_rq_rqe(qp, qp->rq_tail)->wr_id;
-		cq_push(cq_from_pub(qp->pub.recv_cq), &wc, true);
+		if (cq_push(cq_from_pub(qp->pub.recv_cq), &wc, true) ==
+		    -ENOSPC)
+			rc = -ENOSPC;
 	}
 	pthread_mutex_unlock(&qp->lock);
 	if (!async || was_err)
-		return;
+		return rc;
 	qp_event(qp, qp_error_event(qp->term_valid ? &qp->term : NULL),
 		 qp->term_valid ? &qp->term : NULL);
 	if (qp->pub.srq)
 		qp_event(qp, IWARP_EVENT_QP_LAST_WQE_REACHED, NULL);
+	return rc;
+}
+
+void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,
+		  bool async)
+{
+	(void)qp_set_error_rc(qp, term, async);
+}
+
+int qp_cq_overflowed(struct iw_qp *qp)
+{
+	if (cq_overflowed(cq_from_pub(qp->pub.send_cq)) ||
+	    cq_overflowed(cq_from_pub(qp->pub.recv_cq)))
+		return -ENOSPC;
+	return 0;
+}
+
+void qp_fail_cq_overflow(struct iw_qp *qp)
+{
+	enum iwarp_qp_state st;
+
+	pthread_mutex_lock(&qp->lock);
+	st = qp->pub.state;
+	pthread_mutex_unlock(&qp->lock);
+	if (st == IWARP_QPS_ERR || st == IWARP_QPS_RESET)
+		return; /* already failed, or nothing to complete */
+	/* the application's path to ERR (iwarp_modify_qp): the engine stops
+	 * the connection (in place on the engine thread), then the queues
+	 * are flushed; their completions are lost in the overflowed CQ too */
+	engine_qp_state_change(qp, IWARP_QPS_ERR);
+	(void)qp_set_error_rc(qp, NULL, true);
 }

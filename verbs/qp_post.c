@@ -5,9 +5,13 @@
  * transmit), post_recv from INIT on (rping pre-posts before accept). In
  * ERR both validate the WR and complete it at once with
  * IWARP_WC_WR_FLUSH_ERR (as ibverbs providers do, which ib_drain_qp-style
- * code relies on); other states give -EINVAL.
+ * code relies on); other states give -EINVAL. When that CQ overflowed the
+ * completion cannot be queued: -ENOSPC, the WR is not posted.
  * SGE lkeys are not checked here but when the WR is processed (a bad one
  * completes with IWARP_WC_LOC_PROT_ERR), as in ibverbs.
+ * A Read on a connected QP whose negotiated ORD is 0 is refused at post
+ * time (-EINVAL): RFC 6581 §5 leaves such a connection no outbound Read
+ * Request, and the engine would otherwise fail the whole QP for it.
  */
 #include "config.h"
 
@@ -101,9 +105,21 @@ static void send_wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
 	}
 }
 
-/* Completes a WR posted in ERR at once with FLUSH_ERR. */
-static void flush_now(struct iwarp_cq *cq, uint64_t wr_id,
-		      enum iwarp_wc_opcode op, uint32_t qp_num)
+/*
+ * True when |qp| may not start a Read now: it is connected (the engine set
+ * qp->ord from the MPA negotiation) and its ORD is 0 (RFC 6581 §5: no
+ * outbound Read Request may be outstanding). qp->lock held.
+ */
+static bool qp_read_refused(const struct iw_qp *qp)
+{
+	return qp->conn && qp->ord == 0;
+}
+
+/* Completes a WR posted in ERR at once with FLUSH_ERR. Returns 0, or
+ * -ENOSPC when |cq| overflowed (the completion could not be queued, so
+ * the WR is not posted: the caller fails with it as *bad_wr). */
+static int flush_now(struct iwarp_cq *cq, uint64_t wr_id,
+		     enum iwarp_wc_opcode op, uint32_t qp_num)
 {
 	struct iwarp_wc wc;
 
@@ -112,7 +128,7 @@ static void flush_now(struct iwarp_cq *cq, uint64_t wr_id,
 	wc.status = IWARP_WC_WR_FLUSH_ERR;
 	wc.opcode = op;
 	wc.qp_num = qp_num;
-	cq_push(cq_from_pub(cq), &wc, true);
+	return cq_push(cq_from_pub(cq), &wc, true);
 }
 
 IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
@@ -136,9 +152,16 @@ IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
 		err = send_wr_check(qp, wr, &total);
 		if (err)
 			break;
+		if (!flush && wr->opcode == IWARP_WR_RDMA_READ &&
+		    qp_read_refused(qp)) {
+			err = -EINVAL;
+			break;
+		}
 		if (flush) {
-			flush_now(pub->send_cq, wr->wr_id,
-				  qp_wc_opcode(wr->opcode), pub->qp_num);
+			err = flush_now(pub->send_cq, wr->wr_id,
+					qp_wc_opcode(wr->opcode), pub->qp_num);
+			if (err)
+				break;
 			continue;
 		}
 		if (qp->sq_head - qp->sq_tail >= qp->cap.max_send_wr) {
@@ -180,8 +203,10 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub,
 			err = verbs_rqe_fill(&tmp, wr, qp->cap.max_recv_sge);
 			if (err)
 				break;
-			flush_now(pub->recv_cq, wr->wr_id, IWARP_WC_RECV,
-				  pub->qp_num);
+			err = flush_now(pub->recv_cq, wr->wr_id, IWARP_WC_RECV,
+					pub->qp_num);
+			if (err)
+				break;
 			continue;
 		}
 		if (qp->rq_head - qp->rq_tail >= qp->cap.max_recv_wr) {

@@ -1,0 +1,70 @@
+/*
+ * verbs/wait.c: see verbs/wait.h. The blocking wait of iwarp_get_cq_event
+ * and iwarp_get_async_event; in IWARP_PROGRESS_INLINE mode it is also the
+ * progress loop (as iwarp_cm_get_event is for CM events), since an
+ * event-driven program has no other call that would run the engine.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+
+#include "io/engine.h"
+#include "verbs/verbs.h"
+#include "verbs/wait.h"
+
+/* poll() on |fd| for |ms| (-1 = forever), restarted on EINTR only when
+ * forever. Returns 1 readable, 0 not (yet), or -errno. */
+static int fd_poll(int fd, int ms)
+{
+	struct pollfd pfd;
+	int r;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	do {
+		pfd.revents = 0;
+		r = poll(&pfd, 1, ms);
+	} while (r < 0 && errno == EINTR && ms < 0);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r > 0;
+}
+
+int verbs_wait_fd(int fd)
+{
+	return verbs_wait_ctx(NULL, fd);
+}
+
+int verbs_wait_ctx(struct iwarp_context *ctx, int fd)
+{
+	bool nonblock;
+	int fl, r;
+
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	nonblock = (fl & O_NONBLOCK) != 0;
+	if (!ctx || ctx->attr.progress != IWARP_PROGRESS_INLINE) {
+		if (nonblock)
+			return -EAGAIN;
+		r = fd_poll(fd, -1);
+		return r < 0 ? r : 0;
+	}
+	/* INLINE: this thread is the engine while it waits. Each pass holds
+	 * the engine only while it works (no sleep inside engine_run_once:
+	 * that would keep the engine's lock from other threads of the
+	 * context, e.g. iwarp_poll_cq, for the whole sleep); the sleep is
+	 * on |fd| with the lock released. */
+	for (;;) {
+		r = engine_run_once(ctx->engine, 0);
+		if (r < 0)
+			return r;
+		r = fd_poll(fd, nonblock ? 0 : VERBS_INLINE_WAIT_MS);
+		if (r)
+			return r < 0 ? r : 0;
+		if (nonblock)
+			return -EAGAIN;
+	}
+}

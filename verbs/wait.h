@@ -1,0 +1,36 @@
+/*
+ * verbs/wait.h: the blocking wait of the verbs layer (iwarp_get_cq_event,
+ * iwarp_get_async_event), which also drives the engine of an
+ * IWARP_PROGRESS_INLINE context while it waits.
+ */
+#ifndef IWARP_VERBS_WAIT_H
+#define IWARP_VERBS_WAIT_H
+
+#include "verbs/verbs.h"
+
+/* Longest sleep between two engine passes of an INLINE wait, in ms. */
+#define VERBS_INLINE_WAIT_MS 1
+
+/*
+ * Waits until the eventfd-style |fd| of |ctx| (async fd, completion channel)
+ * is readable. Any thread.
+ *
+ * Threaded progress modes (or |ctx| NULL): sleeps in poll() (verbs_wait_fd).
+ * IWARP_PROGRESS_INLINE: nobody else runs the engine, so this drives it
+ * in a loop until |fd| is readable: one non-blocking engine pass
+ * (engine_run_once(eng, 0)), then a sleep in poll() on |fd| of at most
+ * VERBS_INLINE_WAIT_MS. The engine lock is not held during the sleep, so
+ * other threads of the context (iwarp_poll_cq, another waiter) are not
+ * held up; a readability caused by another thread ends the sleep at once,
+ * network input is handled by the next pass (within the bound), as in
+ * iwarp_cm_get_event.
+ *
+ * An O_NONBLOCK |fd| never sleeps: in INLINE mode the engine is driven
+ * once without waiting, then 0 if |fd| became readable, else -EAGAIN.
+ *
+ * Returns 0 when readable (the caller re-checks its queue: another thread
+ * may have taken the entry), -EAGAIN, or -errno of fcntl/poll/the engine.
+ */
+int verbs_wait_ctx(struct iwarp_context *ctx, int fd);
+
+#endif /* IWARP_VERBS_WAIT_H */
