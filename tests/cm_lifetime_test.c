@@ -1,0 +1,422 @@
+/*
+ * tests/cm_lifetime_test.c: lifetimes of connection-manager objects over
+ * real loopback TCP: a QP or an id destroyed while the MPA exchange is in
+ * flight, from either side and in either order (iwarp_destroy_qp then
+ * iwarp_cm_destroy_id, as librdmacm allows), looped so that the engine's
+ * hand-over to the datapath races the application's destroy; and a
+ * listener under a flood of connections that never send an MPA Request
+ * (pending cap, MPA Request timeout, EMFILE back-off). Meant for the ASan
+ * build: a use-after-free is the failure these loops look for. Every wait
+ * is bounded; nothing asserts on timing.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cm/cm_int.h"
+#include "iwarp/iwarp.h"
+#include "testutil.h"
+#include "util/mem.h"
+
+#define WAIT_MS 20000 /* upper bound of any wait (a hang fails the test) */
+#define RACE_ROUNDS 200
+
+struct side {
+	struct iwarp_context *ctx;
+	struct iwarp_event_channel *ch;
+	struct iwarp_pd *pd;
+	struct iwarp_cq *cq;
+};
+
+static void attr_race(struct iwarp_context_attr *a)
+{
+	iwarp_context_attr_init(a);
+	a->mpa_rev = 2;
+	a->crc = IWARP_CRC_OFF;
+	a->markers = 0;
+	a->p2p = IWARP_P2P_NONE;
+	a->progress = IWARP_PROGRESS_CPU;
+	a->mpa_reply_grace_ms = 0; /* hand over as soon as the Reply is in */
+	a->responder_tx_wait_ms = 0;
+	a->mpa_req_timeout_ms = 5000;
+	a->mpa_rep_timeout_ms = 5000;
+}
+
+static void side_open(struct side *s, const struct iwarp_context_attr *a)
+{
+	memset(s, 0, sizeof(*s));
+	s->ctx = iwarp_open_context(a);
+	ck_assert_ptr_nonnull(s->ctx);
+	s->ch = iwarp_cm_create_event_channel();
+	ck_assert_ptr_nonnull(s->ch);
+	s->pd = iwarp_alloc_pd(s->ctx);
+	ck_assert_ptr_nonnull(s->pd);
+	s->cq = iwarp_create_cq(s->ctx, 1024, NULL, NULL, 0);
+	ck_assert_ptr_nonnull(s->cq);
+}
+
+static void side_close(struct side *s)
+{
+	ck_assert_int_eq(iwarp_destroy_cq(s->cq), 0);
+	ck_assert_int_eq(iwarp_dealloc_pd(s->pd), 0);
+	iwarp_cm_destroy_event_channel(s->ch);
+	ck_assert_int_eq(iwarp_close_context(s->ctx), 0);
+}
+
+static bool ch_ready(struct iwarp_event_channel *ch, int ms)
+{
+	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+
+	return poll(&p, 1, ms) == 1;
+}
+
+static struct iwarp_cm_event *expect_ev(struct iwarp_event_channel *ch,
+					enum iwarp_cm_event_type type)
+{
+	struct iwarp_cm_event *ev;
+
+	ck_assert_msg(ch_ready(ch, WAIT_MS), "no event, wanted %s",
+		      iwarp_cm_event_str(type));
+	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
+	ck_assert_msg(ev->event == type, "got %s (status %d), wanted %s",
+		      iwarp_cm_event_str(ev->event), ev->status,
+		      iwarp_cm_event_str(type));
+	return ev;
+}
+
+static void ack_ev(struct iwarp_event_channel *ch,
+		   enum iwarp_cm_event_type type)
+{
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_ev(ch, type)), 0);
+}
+
+/* Acks every event queued on |ch| now (none of them is waited for). */
+static void drain(struct iwarp_event_channel *ch)
+{
+	struct iwarp_cm_event *ev;
+
+	while (ch_ready(ch, 0)) {
+		ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	}
+}
+
+static void qp_attr(struct side *s, struct iwarp_qp_init_attr *qa)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->send_cq = s->cq;
+	qa->recv_cq = s->cq;
+	qa->qp_type = IWARP_QPT_RC;
+	qa->cap.max_send_wr = 4;
+	qa->cap.max_recv_wr = 4;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+}
+
+static struct iwarp_cm_id *listen_on(struct side *s, int backlog,
+				     uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	struct iwarp_cm_id *l;
+
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s->ch, s->ctx, &l, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
+	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
+	ck_assert_int_eq(iwarp_cm_listen(l, backlog), 0);
+	*port = ntohs(((struct sockaddr_in *)&l->src_addr)->sin_port);
+	ck_assert_uint_ne(*port, 0);
+	return l;
+}
+
+static struct iwarp_cm_id *client_to(struct side *s, uint16_t port)
+{
+	struct iwarp_qp_init_attr qa;
+	struct sockaddr_storage ss;
+	struct iwarp_cm_id *c;
+
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s->ch, s->ctx, &c, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
+	ck_assert_int_eq(
+		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
+		0);
+	ack_ev(s->ch, IWARP_CM_EVENT_ADDR_RESOLVED);
+	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
+	ack_ev(s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
+	qp_attr(s, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
+	return c;
+}
+
+/* Waits (bounded) until the block count is back to |base|. */
+static void wait_mem(long base)
+{
+	int i;
+
+	for (i = 0; i < WAIT_MS && iw_mem_outstanding() != base; i++)
+		poll(NULL, 0, 1);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+
+/* Busy-waits |us| microseconds (a sleep would round up to the tick). */
+static void spin_us(unsigned int us)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000L +
+			 (t.tv_nsec - t0.tv_nsec) / 1000 <
+		 (long)us);
+}
+
+/* The server's child for the client's connect, with a QP, not accepted. */
+static struct iwarp_cm_id *take_request(struct side *srv)
+{
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *child;
+
+	ev = expect_ev(srv->ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	qp_attr(srv, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(child, srv->pd, &qa), 0);
+	return child;
+}
+
+/* How an id and its QP are destroyed. */
+enum how {
+	HOW_CM_QP,     /* iwarp_cm_destroy_qp, iwarp_cm_destroy_id */
+	HOW_QP_ID,     /* iwarp_destroy_qp, then iwarp_cm_destroy_id */
+	HOW_ID_QP,     /* iwarp_cm_destroy_id, then iwarp_destroy_qp */
+	HOW_ID_ONLY,   /* iwarp_cm_destroy_id only; the QP at the end */
+	HOW_N,
+};
+
+/* Destroys |id| (its QP first or last per |how|); returns a QP the caller
+ * still has to destroy (HOW_ID_ONLY), else NULL. */
+static struct iwarp_qp *destroy_how(struct iwarp_cm_id *id, enum how how)
+{
+	struct iwarp_qp *qp = id->qp;
+
+	switch (how) {
+	case HOW_CM_QP:
+		iwarp_cm_destroy_qp(id);
+		ck_assert_ptr_null(id->qp);
+		ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
+		return NULL;
+	case HOW_QP_ID:
+		ck_assert_int_eq(iwarp_destroy_qp(qp), 0);
+		ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
+		return NULL;
+	case HOW_ID_QP:
+		ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
+		ck_assert_int_eq(iwarp_destroy_qp(qp), 0);
+		return NULL;
+	case HOW_ID_ONLY:
+	case HOW_N:
+	default:
+		ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
+		return qp;
+	}
+}
+
+/* ---- destroy order, deterministic ---- */
+
+/*
+ * iwarp_destroy_qp then iwarp_cm_destroy_id (ibv_destroy_qp then
+ * rdma_destroy_id): _i 0 idle id, _i 1 initiator whose Request is out
+ * (the Reply comes after the QP is gone: CONNECT_ERROR, no ESTABLISHED),
+ * _i 2 responder right after accept, _i 3 an established pair.
+ */
+START_TEST(test_destroy_qp_then_id)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *l, *c, *child;
+	struct side srv, cli;
+	uint16_t port;
+
+	attr_race(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, 16, &port);
+	c = client_to(&cli, port);
+	if (_i == 0) {
+		ck_assert_int_eq(iwarp_destroy_qp(c->qp), 0);
+		ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
+		goto out;
+	}
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+	if (_i == 1) {
+		/* the QP goes while the Request is on its way */
+		ck_assert_int_eq(iwarp_destroy_qp(c->qp), 0);
+		child = take_request(&srv);
+		ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
+		ev = expect_ev(cli.ch, IWARP_CM_EVENT_CONNECT_ERROR);
+		ck_assert_int_lt(ev->status, 0);
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+		ck_assert_ptr_null(c->qp); /* the id forgot it */
+		ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
+		destroy_how(child, HOW_CM_QP);
+		goto out;
+	}
+	child = take_request(&srv);
+	ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
+	if (_i == 2) {
+		ck_assert_int_eq(iwarp_destroy_qp(child->qp), 0);
+		ck_assert_int_eq(iwarp_cm_destroy_id(child), 0);
+		destroy_how(c, HOW_CM_QP);
+		goto out;
+	}
+	ack_ev(cli.ch, IWARP_CM_EVENT_ESTABLISHED);
+	ack_ev(srv.ch, IWARP_CM_EVENT_ESTABLISHED);
+	destroy_how(c, HOW_QP_ID);
+	destroy_how(child, HOW_QP_ID);
+out:
+	drain(srv.ch);
+	drain(cli.ch);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+/* ---- destroy racing the hand-over, looped ---- */
+
+/*
+ * RACE_ROUNDS connections; in each, one side (the initiator when _i is 0,
+ * the responder when 1) destroys its QP and id (every enum how in turn)
+ * a varying few microseconds after accept, while the Reply is being sent
+ * or received and the engine hands the stream to the datapath. The other
+ * side is destroyed afterwards. Nothing may touch a freed QP or id.
+ */
+START_TEST(test_destroy_races_handoff)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_id *l, *c, *child;
+	struct iwarp_qp *left;
+	struct side srv, cli;
+	uint16_t port;
+	int r;
+
+	attr_race(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, 16, &port);
+	for (r = 0; r < RACE_ROUNDS; r++) {
+		enum how how = (enum how)(r % HOW_N);
+
+		c = client_to(&cli, port);
+		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+		child = take_request(&srv);
+		ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
+		spin_us((unsigned int)(r * 7) % 400u);
+		if (_i == 0) {
+			left = destroy_how(c, how);
+			drain(cli.ch);
+			destroy_how(child, HOW_CM_QP);
+		} else {
+			left = destroy_how(child, how);
+			destroy_how(c, HOW_CM_QP);
+			drain(cli.ch);
+		}
+		if (left)
+			ck_assert_int_eq(iwarp_destroy_qp(left), 0);
+		drain(srv.ch);
+	}
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	drain(srv.ch);
+	drain(cli.ch);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+/*
+ * RACE_ROUNDS connect attempts whose initiator is destroyed (every enum
+ * how) a varying few microseconds after connect: before the TCP connect
+ * completed, with the Request out, or as the Reply arrives. The responder
+ * accepts whatever Request it sees.
+ */
+START_TEST(test_destroy_initiator_mid_handshake)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *l, *c;
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_qp *left;
+	struct side srv, cli;
+	uint16_t port;
+	int r;
+
+	attr_race(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, 16, &port);
+	for (r = 0; r < RACE_ROUNDS; r++) {
+		c = client_to(&cli, port);
+		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+		spin_us((unsigned int)(r * 13) % 600u);
+		left = destroy_how(c, (enum how)(r % HOW_N));
+		if (left)
+			ck_assert_int_eq(iwarp_destroy_qp(left), 0);
+		drain(cli.ch);
+		/* the responder: accept and destroy what came in */
+		while (ch_ready(srv.ch, 0)) {
+			ck_assert_int_eq(iwarp_cm_get_event(srv.ch, &ev), 0);
+			if (ev->event != IWARP_CM_EVENT_CONNECT_REQUEST) {
+				ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+				continue;
+			}
+			c = ev->id;
+			ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+			qp_attr(&srv, &qa);
+			ck_assert_int_eq(iwarp_cm_create_qp(c, srv.pd, &qa),
+					 0);
+			iwarp_cm_accept(c, NULL); /* may fail: peer gone */
+			destroy_how(c, HOW_QP_ID);
+		}
+	}
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	drain(srv.ch);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
+static Suite *cm_lifetime_suite(void)
+{
+	Suite *s = suite_create("cm_lifetime");
+	TCase *tc = tcase_create("destroy");
+
+	tcase_set_timeout(tc, 240);
+	tcase_add_loop_test(tc, test_destroy_qp_then_id, 0, 4);
+	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
+	tcase_add_test(tc, test_destroy_initiator_mid_handshake);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+IW_TEST_MAIN(cm_lifetime_suite)
