@@ -43,6 +43,7 @@ struct cm_call {
 	int a, b;
 	const struct sockaddr *src, *dst;
 	struct iwarp_qp *qp;
+	struct cm_listen_stats *stats;
 };
 
 static void cm_call_run(void *arg)
@@ -356,6 +357,23 @@ static int op_listen(struct cm_call *c)
 	if (id->state != CM_S_BOUND)
 		return -EINVAL;
 	return cm_conn_listen(id, c->a);
+}
+
+static int op_stats(struct cm_call *c)
+{
+	*c->stats = c->id->lstats;
+	return 0;
+}
+
+int cm_listen_stats_get(struct iwarp_cm_id *pub, struct cm_listen_stats *out)
+{
+	struct cm_call c;
+
+	if (!pub || !out)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.stats = out;
+	return cm_call(cm_id_from_pub(pub), &c, op_stats);
 }
 
 IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)

@@ -42,6 +42,28 @@ struct qp_conn;
 /* How long an orderly close waits for the peer's FIN before resetting. */
 #define CM_LINGER_MS 2000
 
+/*
+ * Most hidden children per listener: TCP connections accepted whose MPA
+ * Request has not arrived yet (each holds a socket and an MPA buffer until
+ * the Request completes or mpa_req_timeout_ms frees it). A connection
+ * accepted beyond it is reset at once, so a flood of peers that connect
+ * and never speak MPA cannot exhaust descriptors or memory. See
+ * iwarp_cm_listen(3).
+ */
+#define CM_PENDING_MAX 256
+
+/* The MPA Request deadline of a hidden child when the context's
+ * mpa_req_timeout_ms is 0 (the attribute's documented default). */
+#define CM_MPA_REQ_TIMEOUT_DEFAULT_MS 5000u
+
+/* A listener's counters (diagnostics and tests). */
+struct cm_listen_stats {
+	unsigned int pending;	   /* hidden children now */
+	unsigned int pending_max;  /* highest |pending| seen */
+	unsigned long refused;	   /* reset at once: CM_PENDING_MAX reached */
+	unsigned long accepted;	   /* TCP connections accepted (incl. refused) */
+};
+
 struct cm_channel {
 	struct iwarp_event_channel pub;
 	pthread_mutex_t lock;
@@ -88,6 +110,7 @@ struct cm_id {
 	struct cm_id *pending;	       /* listener: hidden children */
 	struct cm_id *parent;	       /* hidden child: its listener */
 	struct cm_id *p_prev, *p_next; /* listener's pending list */
+	struct cm_listen_stats lstats; /* listener: counters */
 	struct connect_req *creq;      /* CM_S_CONNECTING */
 	struct endpoint *ep;	       /* owned by the CM (not datapath) */
 	struct qp_conn *conn;	       /* datapath, once handed over */
@@ -210,5 +233,11 @@ void cm_conn_teardown(struct cm_id *id);
 
 /* Frees a hidden child or an undelivered one (engine thread). */
 void cm_conn_free_child(struct cm_id *child);
+
+/* ---- cm_id.c ---- */
+
+/* Copies the counters of listener |id| into *out. Any application thread;
+ * 0 or -errno. */
+int cm_listen_stats_get(struct iwarp_cm_id *id, struct cm_listen_stats *out);
 
 #endif /* IWARP_CM_CM_INT_H */

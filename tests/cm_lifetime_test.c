@@ -406,6 +406,135 @@ START_TEST(test_destroy_initiator_mid_handshake)
 }
 END_TEST
 
+/* ---- floods of silent peers ---- */
+
+#define FLOOD (CM_PENDING_MAX + 44)
+
+/* A raw TCP socket connected to 127.0.0.1:|port| (never speaks MPA). */
+static int raw_connect(uint16_t port)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* True when the peer closed (EOF or reset) |fd| within |ms|. */
+static bool raw_closed(int fd, int ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char buf[64];
+
+	return poll(&p, 1, ms) == 1 && recv(fd, buf, sizeof(buf), 0) <= 0;
+}
+
+static struct cm_listen_stats stats(struct iwarp_cm_id *l)
+{
+	struct cm_listen_stats st;
+
+	ck_assert_int_eq(cm_listen_stats_get(l, &st), 0);
+	ck_assert_uint_le(st.pending_max, CM_PENDING_MAX); /* the cap holds */
+	return st;
+}
+
+/* Waits (bounded) until |l| accepted |n| connections in all. */
+static struct cm_listen_stats wait_accepted(struct iwarp_cm_id *l,
+					    unsigned long n)
+{
+	struct cm_listen_stats st = stats(l);
+	int i;
+
+	for (i = 0; i < WAIT_MS && st.accepted < n; i++) {
+		poll(NULL, 0, 1);
+		st = stats(l);
+	}
+	ck_assert_uint_ge(st.accepted, n);
+	return st;
+}
+
+/* A normal client connects to |port| and is accepted: both ESTABLISHED. */
+static void normal_client(struct side *srv, struct side *cli, uint16_t port)
+{
+	struct iwarp_cm_id *c, *child;
+
+	c = client_to(cli, port);
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+	child = take_request(srv);
+	ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
+	ack_ev(cli->ch, IWARP_CM_EVENT_ESTABLISHED);
+	ack_ev(srv->ch, IWARP_CM_EVENT_ESTABLISHED);
+	destroy_how(c, HOW_CM_QP);
+	destroy_how(child, HOW_CM_QP);
+	drain(cli->ch);
+	drain(srv->ch);
+}
+
+/*
+ * FLOOD peers connect and never send an MPA Request. At most
+ * CM_PENDING_MAX wait for their Request (the counters' high-water mark,
+ * checked at every look); the rest are reset at once. A normal client
+ * connects while fewer than the cap are pending; the MPA Request timer
+ * frees every silent child (their sockets see EOF/RST while the peers
+ * still hold them open) and a normal client connects again. No event
+ * reaches the listener's channel for the silent peers.
+ */
+START_TEST(test_flood_pending_cap)
+{
+	static int fds[FLOOD];
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct cm_listen_stats st;
+	struct iwarp_cm_id *l;
+	struct side srv, cli;
+	uint16_t port;
+	int i, closed = 0;
+
+	attr_race(&a);
+	a.mpa_req_timeout_ms = 4000;
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, 0, &port); /* backlog 0: the default, 1024 */
+	/* below the cap, a normal client gets through */
+	for (i = 0; i < 100; i++)
+		fds[i] = raw_connect(port);
+	st = wait_accepted(l, 100);
+	ck_assert_uint_eq(st.refused, 0);
+	normal_client(&srv, &cli, port);
+	/* beyond it, the excess is reset at once */
+	for (; i < FLOOD; i++)
+		fds[i] = raw_connect(port);
+	st = wait_accepted(l, FLOOD + 1);
+	ck_assert_uint_ge(st.refused, 1);
+	ck_assert_uint_le(st.pending, CM_PENDING_MAX);
+	/* the MPA Request deadline frees every silent child */
+	for (i = 0; i < FLOOD; i++) {
+		ck_assert_msg(raw_closed(fds[i], WAIT_MS),
+			      "silent peer %d not closed", i);
+		closed++;
+	}
+	ck_assert_int_eq(closed, FLOOD);
+	for (i = 0; i < WAIT_MS && stats(l).pending; i++)
+		poll(NULL, 0, 1);
+	ck_assert_uint_eq(stats(l).pending, 0);
+	ck_assert(!ch_ready(srv.ch, 0));
+	/* the listener accepts again while the silent peers still hold
+	 * their sockets */
+	normal_client(&srv, &cli, port);
+	for (i = 0; i < FLOOD; i++)
+		close(fds[i]);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
 static Suite *cm_lifetime_suite(void)
 {
 	Suite *s = suite_create("cm_lifetime");
@@ -415,6 +544,10 @@ static Suite *cm_lifetime_suite(void)
 	tcase_add_loop_test(tc, test_destroy_qp_then_id, 0, 4);
 	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
 	tcase_add_test(tc, test_destroy_initiator_mid_handshake);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("flood");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_flood_pending_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
