@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -535,6 +536,157 @@ START_TEST(test_flood_pending_cap)
 }
 END_TEST
 
+/* ---- out of descriptors ---- */
+
+#define EM_CONN 4
+
+static double tv_s(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return tv_s(&ru.ru_utime) + tv_s(&ru.ru_stime);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The highest open descriptor of this process, or -1. */
+static int max_fd(void)
+{
+	int fd, hi = -1;
+
+	for (fd = 0; fd < 65536; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			hi = fd;
+	return hi;
+}
+
+/*
+ * The forked child of test_emfile_backoff (plain exit codes, no Check):
+ * a listener whose process has no descriptor left when EM_CONN peers
+ * connect. Over a 3 s wait the process must use little CPU (a listener
+ * that re-arms its accept at once after EMFILE spins an engine thread),
+ * then, once descriptors are freed, accept the waiting connections.
+ */
+static int emfile_child(void)
+{
+	struct iwarp_context_attr a;
+	struct iwarp_context *ctx;
+	struct iwarp_event_channel *ch;
+	struct iwarp_cm_id *l;
+	struct sockaddr_storage ss;
+	struct sockaddr_in sin;
+	struct cm_listen_stats st;
+	struct rlimit rl;
+	int cfd[EM_CONN], spare[EM_CONN + 4], fill[256], nfill = 0, i, fd;
+	double c0, t0, cpu, wall;
+
+	attr_race(&a);
+	a.mpa_req_timeout_ms = 30000;
+	ctx = iwarp_open_context(&a);
+	ch = iwarp_cm_create_event_channel();
+	if (!ctx || !ch ||
+	    iwarp_cm_create_id(ch, ctx, &l, NULL, IWARP_PS_TCP) ||
+	    iwarp_cm_getaddr("127.0.0.1", 0, &ss) ||
+	    iwarp_cm_bind_addr(l, (struct sockaddr *)&ss))
+		return 10;
+	for (i = 0; i < EM_CONN; i++) {
+		cfd[i] = socket(AF_INET, SOCK_STREAM, 0);
+		if (cfd[i] < 0)
+			return 11;
+	}
+	for (i = 0; i < EM_CONN + 4; i++) {
+		spare[i] = open("/dev/null", O_RDONLY);
+		if (spare[i] < 0)
+			return 12;
+	}
+	/*
+	 * No descriptor left: the limit right above the highest, holes
+	 * filled, one kept for the listening socket. Before the listener
+	 * arms its accept (the kernel takes the limit at submission).
+	 */
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = (rlim_t)max_fd() + 2;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 13;
+	while ((fd = open("/dev/null", O_RDONLY)) >= 0) {
+		if (nfill == (int)(sizeof(fill) / sizeof(fill[0])))
+			return 14;
+		fill[nfill++] = fd;
+	}
+	if (errno != EMFILE || !nfill)
+		return 15;
+	close(fill[--nfill]);
+	if (iwarp_cm_listen(l, 16))
+		return 16;
+	memcpy(&sin, &l->src_addr, sizeof(sin));
+	for (i = 0; i < EM_CONN; i++)
+		if (connect(cfd[i], (struct sockaddr *)&sin, sizeof(sin)))
+			return 24;
+	c0 = cpu_s();
+	t0 = now_s();
+	poll(NULL, 0, 3000);
+	cpu = cpu_s() - c0;
+	wall = now_s() - t0;
+	if (cm_listen_stats_get(l, &st))
+		return 17;
+	if (st.accepted) /* descriptors were available after all */
+		return 18;
+	fprintf(stderr, "EMFILE: %.3f s CPU in %.2f s\n", cpu, wall);
+	if (cpu > 0.1 * wall)
+		return 19;
+	/* descriptors come back: the waiting connections are accepted */
+	for (i = 0; i < EM_CONN + 4; i++)
+		close(spare[i]);
+	for (i = 0; i < WAIT_MS; i++) {
+		if (cm_listen_stats_get(l, &st))
+			return 20;
+		if (st.accepted >= EM_CONN)
+			break;
+		poll(NULL, 0, 1);
+	}
+	if (st.accepted < EM_CONN)
+		return 21;
+	for (i = 0; i < nfill; i++)
+		close(fill[i]);
+	for (i = 0; i < EM_CONN; i++)
+		close(cfd[i]);
+	if (iwarp_cm_destroy_id(l))
+		return 22;
+	iwarp_cm_destroy_event_channel(ch);
+	return iwarp_close_context(ctx) ? 23 : 0;
+}
+
+START_TEST(test_emfile_backoff)
+{
+	int status = -1;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		alarm(120); /* bounds the child */
+		_exit(emfile_child());
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child killed by signal %d",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	ck_assert_msg(WEXITSTATUS(status) == 0, "child exit %d",
+		      WEXITSTATUS(status));
+}
+END_TEST
+
 static Suite *cm_lifetime_suite(void)
 {
 	Suite *s = suite_create("cm_lifetime");
@@ -548,6 +700,7 @@ static Suite *cm_lifetime_suite(void)
 	tc = tcase_create("flood");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_flood_pending_cap);
+	tcase_add_test(tc, test_emfile_backoff);
 	suite_add_tcase(s, tc);
 	return s;
 }
