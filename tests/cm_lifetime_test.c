@@ -16,7 +16,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +409,57 @@ START_TEST(test_destroy_initiator_mid_handshake)
 }
 END_TEST
 
+/* iwarp_destroy_qp on its own thread. */
+static void *destroy_qp_thread(void *arg)
+{
+	return (void *)(intptr_t)iwarp_destroy_qp(arg);
+}
+
+/*
+ * RACE_ROUNDS connections whose initiator's QP and id are destroyed at the
+ * same time from two application threads (iwarp_destroy_qp on one,
+ * iwarp_cm_destroy_id on the other), while the Reply is arriving: the
+ * unlink of the pair is atomic, whichever goes first.
+ */
+START_TEST(test_destroy_qp_and_id_concurrently)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_id *l, *c, *child;
+	struct side srv, cli;
+	pthread_t th;
+	void *rc;
+	uint16_t port;
+	int r;
+
+	attr_race(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, 16, &port);
+	for (r = 0; r < RACE_ROUNDS; r++) {
+		c = client_to(&cli, port);
+		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+		child = take_request(&srv);
+		ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
+		spin_us((unsigned int)(r * 11) % 300u);
+		ck_assert_int_eq(
+			pthread_create(&th, NULL, destroy_qp_thread, c->qp), 0);
+		ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
+		ck_assert_int_eq(pthread_join(th, &rc), 0);
+		ck_assert_ptr_null(rc);
+		drain(cli.ch);
+		destroy_how(child, HOW_CM_QP);
+		drain(srv.ch);
+	}
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	drain(srv.ch);
+	drain(cli.ch);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
 /* ---- floods of silent peers ---- */
 
 #define FLOOD (CM_PENDING_MAX + 44)
@@ -696,6 +749,7 @@ static Suite *cm_lifetime_suite(void)
 	tcase_add_loop_test(tc, test_destroy_qp_then_id, 0, 4);
 	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
 	tcase_add_test(tc, test_destroy_initiator_mid_handshake);
+	tcase_add_test(tc, test_destroy_qp_and_id_concurrently);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flood");
 	tcase_set_timeout(tc, 240);
