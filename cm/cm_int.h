@@ -70,6 +70,12 @@ struct cm_channel {
 	pthread_cond_t acked;	      /* an event was acked */
 	struct cm_event *head, *tail; /* queued, oldest first */
 	struct cm_id *ids;	      /* ids on this channel (list) */
+	/* INLINE progress: iwarp_cm_get_event runs the engines of the ids'
+	 * contexts outside the lock; cm_channel_del_id waits for those runs
+	 * (the id's context may be closed right after) */
+	unsigned int driving;	      /* get_event calls running engines */
+	unsigned int draining;	      /* del_id waiting: start no new run */
+	pthread_cond_t drove;	      /* |driving| dropped to 0 */
 };
 
 /* Connection state of an id (engine thread). */
@@ -157,7 +163,9 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 		  enum iwarp_cm_event_type type, int status, const uint8_t *pd,
 		  size_t len, uint8_t rr, uint8_t id_depth);
 
-/* Adds |id| to / removes it from its channel's list. Any thread. */
+/* Adds |id| to / removes it from its channel's list. Any thread; removing
+ * waits until no iwarp_cm_get_event still runs an engine it found through
+ * the list (application thread only). */
 void cm_channel_add_id(struct cm_id *id);
 void cm_channel_del_id(struct cm_id *id);
 

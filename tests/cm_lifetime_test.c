@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -460,6 +461,86 @@ START_TEST(test_destroy_qp_and_id_concurrently)
 }
 END_TEST
 
+/* INLINE progress: a thread polling a channel while ids go ---- */
+
+struct poller {
+	struct iwarp_event_channel *ch;
+	volatile int stop;
+	unsigned long calls;
+};
+
+/* Calls iwarp_cm_get_event (non-blocking: it drives the INLINE engines of
+ * the channel's ids once per call) until told to stop. */
+static void *poll_thread(void *arg)
+{
+	struct poller *p = arg;
+	struct iwarp_cm_event *ev;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		if (iwarp_cm_get_event(p->ch, &ev) == 0)
+			iwarp_cm_ack_event(ev);
+		__atomic_add_fetch(&p->calls, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * RACE_ROUNDS times: an id on an INLINE-progress context (explicit, _i 0;
+ * the default context, opened for the id and closed with it, _i 1) while
+ * another thread keeps calling iwarp_cm_get_event on its channel, which
+ * drives the engines of the channel's ids; the id is destroyed and the
+ * context closed. Once iwarp_cm_destroy_id returned, no get_event may still
+ * be running the id's engine.
+ */
+START_TEST(test_inline_get_event_vs_destroy)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_context *ctx = NULL;
+	struct iwarp_cm_id *id;
+	struct poller p;
+	unsigned long seen;
+	pthread_t th;
+	int r, fl;
+
+	memset(&p, 0, sizeof(p));
+	p.ch = iwarp_cm_create_event_channel();
+	ck_assert_ptr_nonnull(p.ch);
+	fl = fcntl(p.ch->fd, F_GETFL);
+	ck_assert_int_eq(fcntl(p.ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	if (_i == 1)
+		setenv("IWARP_PROGRESS", "inline", 1); /* the default context */
+	ck_assert_int_eq(pthread_create(&th, NULL, poll_thread, &p), 0);
+	for (r = 0; r < RACE_ROUNDS; r++) {
+		if (_i == 0) {
+			attr_race(&a);
+			a.progress = IWARP_PROGRESS_INLINE;
+			ctx = iwarp_open_context(&a);
+			ck_assert_ptr_nonnull(ctx);
+		}
+		ck_assert_int_eq(iwarp_cm_create_id(p.ch, ctx, &id, NULL,
+						    IWARP_PS_TCP),
+				 0);
+		ck_assert_int_eq(iwarp_query_context(id->verbs, &a), 0);
+		ck_assert_int_eq(a.progress, IWARP_PROGRESS_INLINE);
+		/* let the poller pick the id's context up */
+		seen = __atomic_load_n(&p.calls, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&p.calls, __ATOMIC_RELAXED) < seen + 2)
+			sched_yield();
+		spin_us((unsigned int)(r * 3) % 50u);
+		ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
+		if (_i == 0)
+			ck_assert_int_eq(iwarp_close_context(ctx), 0);
+	}
+	__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	iwarp_cm_destroy_event_channel(p.ch);
+	if (_i == 1)
+		unsetenv("IWARP_PROGRESS");
+	wait_mem(base);
+}
+END_TEST
+
 /* ---- floods of silent peers ---- */
 
 #define FLOOD (CM_PENDING_MAX + 44)
@@ -750,6 +831,7 @@ static Suite *cm_lifetime_suite(void)
 	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
 	tcase_add_test(tc, test_destroy_initiator_mid_handshake);
 	tcase_add_test(tc, test_destroy_qp_and_id_concurrently);
+	tcase_add_loop_test(tc, test_inline_get_event_vs_destroy, 0, 2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("flood");
 	tcase_set_timeout(tc, 240);
