@@ -631,7 +631,9 @@ START_TEST(test_flood_pending_cap)
 	int i, closed = 0;
 
 	attr_race(&a);
-	a.mpa_req_timeout_ms = 4000;
+	/* long enough that the first silent peers still wait when the last
+	 * ones are accepted, even on a slow machine */
+	a.mpa_req_timeout_ms = 10000;
 	side_open(&srv, &a);
 	side_open(&cli, &a);
 	l = listen_on(&srv, 0, &port); /* backlog 0: the default, 1024 */
