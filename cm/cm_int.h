@@ -13,9 +13,12 @@
  *   CONNECT_REQUEST is raised.
  * - struct cm_event: a queued event plus a copy of its private data.
  *
- * Locks: cm_channel.lock guards the queue, the channel's id list and each
- * id's |events_out| (delivered, not yet acked). The default context has its
- * own global lock (cm_ctx.c). Nothing else is shared between threads.
+ * Locks: cm_channel.lock guards the queue, the channel's id list, each
+ * id's |events_out| (delivered, not yet acked) and the INLINE-progress
+ * bookkeeping (|driving|). The default context has its own global lock
+ * (cm_ctx.c). The id <-> QP link (id->pub.qp, qp->cm_id) changes only on
+ * the engine thread under the link lock of cm_id.c (cm/cm_qp.h). Nothing
+ * else is shared between threads.
  */
 #ifndef IWARP_CM_CM_INT_H
 #define IWARP_CM_CM_INT_H
