@@ -2,7 +2,7 @@
  * cm/cm_conn.c: the engine side of the connection manager: TCP listen and
  * connect, the MPA Request/Reply exchange over an endpoint (cm_mpa.c does
  * the protocol), deadlines, and the hand-over of the stream to the QP
- * datapath (verbs/conn.h) once MPA is negotiated. Engine thread only.
+ * datapath (verbs/qp_conn.h) once MPA is negotiated. Engine thread only.
  *
  * Events this file raises (see iwarp_cm_get_event(3)):
  *   initiator: UNREACHABLE (TCP connect failed: status -errno),
@@ -107,6 +107,7 @@ static void cm_pending_del(struct cm_id *c)
 		c->p_next->p_prev = c->p_prev;
 	c->p_prev = c->p_next = NULL;
 	c->parent = NULL;
+	l->lstats.pending--;
 }
 
 void cm_conn_teardown(struct cm_id *id)
@@ -648,16 +649,33 @@ static void cm_timer_cb(void *arg)
 
 /* ---- listening side ---- */
 
+/* Closes an accepted socket with a reset (SO_LINGER 0): no TIME_WAIT. */
+static void cm_fd_reset(int fd)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(fd);
+}
+
 static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 			 socklen_t peer_len)
 {
 	struct cm_id *l = arg, *c;
 	struct mpa_neg_params p;
 	socklen_t len;
+	uint32_t to;
 
 	if (fd < 0 || l->state != CM_S_LISTEN)
 		return; /* accepting ended; the listener stays until destroyed
 			 */
+	l->lstats.accepted++;
+	if (l->lstats.pending >= CM_PENDING_MAX) {
+		/* too many silent peers: reset this one at once */
+		l->lstats.refused++;
+		cm_fd_reset(fd);
+		return;
+	}
 	c = iw_calloc(1, sizeof(*c));
 	if (!c)
 		goto err_fd;
@@ -684,8 +702,10 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	/* RFC 6581 §9.2: as responder accept every RTR type we can receive */
 	p.p2p = false;
 	p.rtr_mask = MPA_RTR_ALL;
+	/* a hidden child always has a deadline (0: the default) */
+	to = c->pub.verbs->attr.mpa_req_timeout_ms;
 	cm_mpa_init(c->mpa, CM_MPA_RESPONDER, &p, cm_now_ms(),
-		    c->pub.verbs->attr.mpa_req_timeout_ms);
+		    to ? to : CM_MPA_REQ_TIMEOUT_DEFAULT_MS);
 	c->state = CM_S_MPA_WAIT_REQ;
 	c->ep = ep_create_fd(c->eng, fd, &cm_ep_ops, c);
 	if (!c->ep)
@@ -695,6 +715,8 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	if (l->pending)
 		l->pending->p_prev = c;
 	l->pending = c;
+	if (++l->lstats.pending > l->lstats.pending_max)
+		l->lstats.pending_max = l->lstats.pending;
 	cm_timer_deadline(c);
 	return;
 

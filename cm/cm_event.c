@@ -86,8 +86,13 @@ IWARP_EXPORT struct iwarp_event_channel *iwarp_cm_create_event_channel(void)
 	err = pthread_cond_init(&ch->acked, NULL);
 	if (err)
 		goto err_lock;
+	err = pthread_cond_init(&ch->drove, NULL);
+	if (err)
+		goto err_cond;
 	return &ch->pub;
 
+err_cond:
+	pthread_cond_destroy(&ch->acked);
 err_lock:
 	pthread_mutex_destroy(&ch->lock);
 err_fd:
@@ -112,6 +117,7 @@ iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel)
 		next = ev->next;
 		iw_free(ev);
 	}
+	pthread_cond_destroy(&ch->drove);
 	pthread_cond_destroy(&ch->acked);
 	pthread_mutex_destroy(&ch->lock);
 	close(ch->pub.fd);
@@ -181,6 +187,14 @@ void cm_channel_del_id(struct cm_id *id)
 	if (id->ch_next)
 		id->ch_next->ch_prev = id->ch_prev;
 	id->ch_prev = id->ch_next = NULL;
+	/* a get_event may be running |id|'s INLINE engine, found through the
+	 * list before we unlinked it: wait (no new run starts meanwhile) */
+	if (ch->driving) {
+		ch->draining++;
+		while (ch->driving)
+			pthread_cond_wait(&ch->drove, &ch->lock);
+		ch->draining--;
+	}
 	pthread_mutex_unlock(&ch->lock);
 }
 
@@ -271,6 +285,7 @@ IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
 	struct cm_event *ev;
 	struct pollfd pfd;
 	int fl, n, i, r;
+	bool held;
 
 	if (!channel || !event)
 		return -EINVAL;
@@ -290,12 +305,21 @@ IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
 			*event = &ev->pub;
 			return 0;
 		}
-		n = channel_inline_ctxs(ch, inl);
+		held = ch->draining != 0; /* an id goes: retry in 1 ms */
+		n = held ? 0 : channel_inline_ctxs(ch, inl);
+		if (n)
+			ch->driving++;
 		pthread_mutex_unlock(&ch->lock);
 
 		/* INLINE progress: nobody else runs those engines */
 		for (i = 0; i < n; i++)
 			iwarp_progress(inl[i]);
+		if (n) {
+			pthread_mutex_lock(&ch->lock);
+			if (!--ch->driving)
+				pthread_cond_broadcast(&ch->drove);
+			pthread_mutex_unlock(&ch->lock);
+		}
 		fl = fcntl(ch->pub.fd, F_GETFL);
 		if (fl < 0)
 			return -errno;
@@ -307,7 +331,7 @@ IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
 		pfd.fd = ch->pub.fd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
-		r = poll(&pfd, 1, n ? 1 : -1);
+		r = poll(&pfd, 1, n || held ? 1 : -1);
 		if (r < 0 && errno != EINTR)
 			return -errno;
 	}

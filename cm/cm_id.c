@@ -16,12 +16,22 @@
 #include <unistd.h>
 
 #include "cm/cm_int.h"
+#include "cm/cm_qp.h"
 #include "util/mem.h"
 #include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
 
 /* Default listen backlog when the caller passes <= 0. */
 #define CM_BACKLOG_DEFAULT 1024
+
+/*
+ * The id <-> QP link lock (cm/cm_qp.h): held by the application thread
+ * around the engine_call_sync() that sets or clears id->pub.qp and
+ * qp->cm_id, so that iwarp_destroy_qp() and iwarp_cm_destroy_id() of the
+ * same pair, from any threads in any order, never see a freed object. The
+ * engine thread never takes it.
+ */
+static pthread_mutex_t cm_link_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* One call onto the engine thread. */
 struct cm_call {
@@ -32,6 +42,8 @@ struct cm_call {
 	size_t len;
 	int a, b;
 	const struct sockaddr *src, *dst;
+	struct iwarp_qp *qp;
+	struct cm_listen_stats *stats;
 };
 
 static void cm_call_run(void *arg)
@@ -102,17 +114,36 @@ IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel,
 	return 0;
 }
 
+/* Clears the id <-> QP link (engine thread, cm_link_lock held). */
+static void cm_unlink(struct cm_id *id)
+{
+	struct iwarp_qp *qp = id->pub.qp;
+
+	if (qp && qp_from_pub(qp)->cm_id == &id->pub)
+		qp_from_pub(qp)->cm_id = NULL;
+	id->pub.qp = NULL;
+}
+
 static int op_teardown(struct cm_call *c)
 {
-	cm_conn_teardown(c->id);
+	cm_conn_teardown(c->id); /* the datapath goes: the QP is left alone */
+	cm_unlink(c->id);
 	return 0;
+}
+
+/* Tears |id| down on the engine and unlinks its QP (app thread). */
+static void cm_id_teardown(struct cm_id *id)
+{
+	struct cm_call call;
+
+	pthread_mutex_lock(&cm_link_lock);
+	cm_call(id, &call, op_teardown);
+	pthread_mutex_unlock(&cm_link_lock);
 }
 
 /* Frees an id the engine no longer runs (app thread). */
 static void cm_id_free(struct cm_id *id)
 {
-	if (id->pub.qp && qp_from_pub(id->pub.qp)->cm_id == &id->pub)
-		qp_from_pub(id->pub.qp)->cm_id = NULL;
 	cm_channel_del_id(id);
 	if (id->default_ctx)
 		cm_ctx_put_default();
@@ -122,19 +153,19 @@ static void cm_id_free(struct cm_id *id)
 IWARP_EXPORT int iwarp_cm_destroy_id(struct iwarp_cm_id *pub)
 {
 	struct cm_id *id, *children, *c;
-	struct cm_call call;
 
 	if (!pub)
 		return -EINVAL;
 	id = cm_id_from_pub(pub);
-	/* 1. no callback, no new event for |id| (or its hidden children) */
-	cm_call(id, &call, op_teardown);
+	/* 1. no callback, no new event for |id| (or its hidden children);
+	 * its QP (if any) is no longer linked to it */
+	cm_id_teardown(id);
 	/* 2. queued events go; children never delivered go with them */
 	cm_channel_purge(id, &children);
 	while ((c = children)) {
 		children = c->p_next;
 		c->p_next = NULL;
-		cm_call(c, &call, op_teardown);
+		cm_id_teardown(c);
 		cm_channel_purge(c, &c->p_next); /* its own, if any */
 		cm_id_free(c);
 	}
@@ -328,6 +359,23 @@ static int op_listen(struct cm_call *c)
 	return cm_conn_listen(id, c->a);
 }
 
+static int op_stats(struct cm_call *c)
+{
+	*c->stats = c->id->lstats;
+	return 0;
+}
+
+int cm_listen_stats_get(struct iwarp_cm_id *pub, struct cm_listen_stats *out)
+{
+	struct cm_call c;
+
+	if (!pub || !out)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.stats = out;
+	return cm_call(cm_id_from_pub(pub), &c, op_stats);
+}
+
 IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)
 {
 	struct cm_call c;
@@ -339,12 +387,25 @@ IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)
 	return cm_call(cm_id_from_pub(pub), &c, op_listen);
 }
 
+/* Links the new QP c->qp to the id (engine thread, cm_link_lock held). */
+static int op_link(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+
+	if (id->pub.qp || id->state == CM_S_DEAD)
+		return -EINVAL;
+	qp_from_pub(c->qp)->cm_id = &id->pub;
+	id->pub.qp = c->qp;
+	return 0;
+}
+
 IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *pub,
 				    struct iwarp_pd *pd,
 				    struct iwarp_qp_init_attr *attr)
 {
 	struct iwarp_qp_attr qa;
 	struct iwarp_qp *qp;
+	struct cm_call c;
 	int err;
 
 	if (!pub || !pd || !attr || pub->qp || pd->context != pub->verbs)
@@ -363,16 +424,25 @@ IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *pub,
 		iwarp_destroy_qp(qp);
 		return err;
 	}
-	qp_from_pub(qp)->cm_id = pub;
-	pub->qp = qp;
-	return 0;
+	memset(&c, 0, sizeof(c));
+	c.qp = qp;
+	pthread_mutex_lock(&cm_link_lock);
+	err = cm_call(cm_id_from_pub(pub), &c, op_link);
+	pthread_mutex_unlock(&cm_link_lock);
+	if (err)
+		iwarp_destroy_qp(qp);
+	return err;
 }
 
-static int op_drop_conn(struct cm_call *c)
+static int op_unlink_qp(struct cm_call *c)
 {
 	struct cm_id *id = c->id;
 
-	/* the QP goes away: its datapath first (no on_close follows) */
+	/*
+	 * The QP goes away: its datapath first (no on_close follows, it no
+	 * longer touches the QP). A connection attempt still in flight finds
+	 * no QP when it hands over and fails with CONNECT_ERROR.
+	 */
 	if (id->conn) {
 		engine_timer_cancel(id->eng, &id->reap);
 		engine_timer_cancel(id->eng, &id->txopen);
@@ -381,20 +451,38 @@ static int op_drop_conn(struct cm_call *c)
 		if (id->state == CM_S_ESTABLISHED)
 			id->state = CM_S_CLOSED;
 	}
+	cm_unlink(id);
 	return 0;
+}
+
+void cm_qp_unlink(struct iw_qp *qp)
+{
+	struct cm_call c;
+
+	pthread_mutex_lock(&cm_link_lock);
+	if (qp->cm_id) {
+		memset(&c, 0, sizeof(c));
+		cm_call(cm_id_from_pub(qp->cm_id), &c, op_unlink_qp);
+	}
+	pthread_mutex_unlock(&cm_link_lock);
 }
 
 IWARP_EXPORT void iwarp_cm_destroy_qp(struct iwarp_cm_id *pub)
 {
+	struct iwarp_qp *qp;
 	struct cm_call c;
 
-	if (!pub || !pub->qp)
+	if (!pub)
 		return;
-	memset(&c, 0, sizeof(c));
-	cm_call(cm_id_from_pub(pub), &c, op_drop_conn);
-	qp_from_pub(pub->qp)->cm_id = NULL;
-	iwarp_destroy_qp(pub->qp);
-	pub->qp = NULL;
+	pthread_mutex_lock(&cm_link_lock);
+	qp = pub->qp;
+	if (qp) {
+		memset(&c, 0, sizeof(c));
+		cm_call(cm_id_from_pub(pub), &c, op_unlink_qp);
+	}
+	pthread_mutex_unlock(&cm_link_lock);
+	if (qp)
+		iwarp_destroy_qp(qp); /* unlinked: cm_qp_unlink is a no-op */
 }
 
 static int op_connect(struct cm_call *c)

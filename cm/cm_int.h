@@ -13,9 +13,12 @@
  *   CONNECT_REQUEST is raised.
  * - struct cm_event: a queued event plus a copy of its private data.
  *
- * Locks: cm_channel.lock guards the queue, the channel's id list and each
- * id's |events_out| (delivered, not yet acked). The default context has its
- * own global lock (cm_ctx.c). Nothing else is shared between threads.
+ * Locks: cm_channel.lock guards the queue, the channel's id list, each
+ * id's |events_out| (delivered, not yet acked) and the INLINE-progress
+ * bookkeeping (|driving|). The default context has its own global lock
+ * (cm_ctx.c). The id <-> QP link (id->pub.qp, qp->cm_id) changes only on
+ * the engine thread under the link lock of cm_id.c (cm/cm_qp.h). Nothing
+ * else is shared between threads.
  */
 #ifndef IWARP_CM_CM_INT_H
 #define IWARP_CM_CM_INT_H
@@ -42,12 +45,40 @@ struct qp_conn;
 /* How long an orderly close waits for the peer's FIN before resetting. */
 #define CM_LINGER_MS 2000
 
+/*
+ * Most hidden children per listener: TCP connections accepted whose MPA
+ * Request has not arrived yet (each holds a socket and an MPA buffer until
+ * the Request completes or mpa_req_timeout_ms frees it). A connection
+ * accepted beyond it is reset at once, so a flood of peers that connect
+ * and never speak MPA cannot exhaust descriptors or memory. See
+ * iwarp_cm_listen(3).
+ */
+#define CM_PENDING_MAX 256
+
+/* The MPA Request deadline of a hidden child when the context's
+ * mpa_req_timeout_ms is 0 (the attribute's documented default). */
+#define CM_MPA_REQ_TIMEOUT_DEFAULT_MS 5000u
+
+/* A listener's counters (diagnostics and tests). */
+struct cm_listen_stats {
+	unsigned int pending;	   /* hidden children now */
+	unsigned int pending_max;  /* highest |pending| seen */
+	unsigned long refused;	   /* reset at once: CM_PENDING_MAX reached */
+	unsigned long accepted;	   /* TCP connections accepted (incl. refused) */
+};
+
 struct cm_channel {
 	struct iwarp_event_channel pub;
 	pthread_mutex_t lock;
 	pthread_cond_t acked;	      /* an event was acked */
 	struct cm_event *head, *tail; /* queued, oldest first */
 	struct cm_id *ids;	      /* ids on this channel (list) */
+	/* INLINE progress: iwarp_cm_get_event runs the engines of the ids'
+	 * contexts outside the lock; cm_channel_del_id waits for those runs
+	 * (the id's context may be closed right after) */
+	unsigned int driving;	      /* get_event calls running engines */
+	unsigned int draining;	      /* del_id waiting: start no new run */
+	pthread_cond_t drove;	      /* |driving| dropped to 0 */
 };
 
 /* Connection state of an id (engine thread). */
@@ -88,6 +119,7 @@ struct cm_id {
 	struct cm_id *pending;	       /* listener: hidden children */
 	struct cm_id *parent;	       /* hidden child: its listener */
 	struct cm_id *p_prev, *p_next; /* listener's pending list */
+	struct cm_listen_stats lstats; /* listener: counters */
 	struct connect_req *creq;      /* CM_S_CONNECTING */
 	struct endpoint *ep;	       /* owned by the CM (not datapath) */
 	struct qp_conn *conn;	       /* datapath, once handed over */
@@ -134,7 +166,9 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 		  enum iwarp_cm_event_type type, int status, const uint8_t *pd,
 		  size_t len, uint8_t rr, uint8_t id_depth);
 
-/* Adds |id| to / removes it from its channel's list. Any thread. */
+/* Adds |id| to / removes it from its channel's list. Any thread; removing
+ * waits until no iwarp_cm_get_event still runs an engine it found through
+ * the list (application thread only). */
 void cm_channel_add_id(struct cm_id *id);
 void cm_channel_del_id(struct cm_id *id);
 
@@ -210,5 +244,11 @@ void cm_conn_teardown(struct cm_id *id);
 
 /* Frees a hidden child or an undelivered one (engine thread). */
 void cm_conn_free_child(struct cm_id *child);
+
+/* ---- cm_id.c ---- */
+
+/* Copies the counters of listener |id| into *out. Any application thread;
+ * 0 or -errno. */
+int cm_listen_stats_get(struct iwarp_cm_id *id, struct cm_listen_stats *out);
 
 #endif /* IWARP_CM_CM_INT_H */

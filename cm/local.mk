@@ -2,6 +2,7 @@
 # Request/Reply exchange over TCP, RFC 5044 §7.1 + RFC 6581).
 libiwarp_core_la_SOURCES += \
 	cm/cm_int.h \
+	cm/cm_qp.h \
 	cm/cm_mpa.c cm/cm_mpa.h \
 	cm/cm_mpa_term.c cm/cm_mpa_term.h \
 	cm/cm_event.c \
@@ -18,4 +19,13 @@ tests_cm_mpa_test_LDADD = $(IWTEST_LINK)
 tests_cm_test_SOURCES = tests/cm_test.c
 tests_cm_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_cm_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif
+
+# Object lifetimes under races and floods (destroy orders, pending cap).
+if HAVE_CHECK
+check_PROGRAMS += tests/cm_lifetime_test
+TESTS += tests/cm_lifetime_test
+tests_cm_lifetime_test_SOURCES = tests/cm_lifetime_test.c
+tests_cm_lifetime_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_cm_lifetime_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif

@@ -48,6 +48,16 @@ int engine_tcp_cc(int fd, char *buf, size_t len)
 
 /* ---- listeners ---- */
 
+/*
+ * Back-off after an accept failed for lack of resources (EMFILE, ENFILE,
+ * ENOBUFS, ENOMEM): the connection stays in the kernel's queue, so
+ * re-arming at once would fail again at once, a busy loop. Accepting stops
+ * for LST_BACKOFF_MIN_MS, doubling up to LST_BACKOFF_MAX_MS while it keeps
+ * failing; a successful accept resets it.
+ */
+#define LST_BACKOFF_MIN_MS 50u
+#define LST_BACKOFF_MAX_MS 1000u
+
 struct listener {
 	struct engine_obj obj; /* first */
 	struct engine *eng;
@@ -61,6 +71,9 @@ struct listener {
 	bool closing;
 	bool failed;    /* a fatal accept error was reported */
 	bool in_cb;     /* inside on_accept: close must not free */
+	bool waiting;   /* backing off: |retry| re-arms */
+	unsigned int backoff_ms;
+	struct engine_timer retry;
 };
 
 static void lst_arm(struct listener *l)
@@ -80,9 +93,47 @@ static void lst_arm(struct listener *l)
 
 static void lst_free(struct listener *l)
 {
+	engine_timer_cancel(l->eng, &l->retry);
 	engine_obj_del(l->eng, &l->obj);
 	close(l->fd);
 	iw_free(l);
+}
+
+static bool lst_resource_err(int res)
+{
+	return res == -EMFILE || res == -ENFILE || res == -ENOBUFS ||
+	       res == -ENOMEM;
+}
+
+static void lst_retry(void *arg)
+{
+	struct listener *l = arg;
+
+	l->waiting = false;
+	if (!l->armed && !l->closing && !l->failed)
+		lst_arm(l);
+}
+
+/* Stops accepting for the back-off (see LST_BACKOFF_MIN_MS). */
+static void lst_backoff(struct listener *l)
+{
+	struct io_uring_sqe *sqe;
+
+	if (l->waiting)
+		return;
+	l->backoff_ms = l->backoff_ms ? l->backoff_ms * 2 : LST_BACKOFF_MIN_MS;
+	if (l->backoff_ms > LST_BACKOFF_MAX_MS)
+		l->backoff_ms = LST_BACKOFF_MAX_MS;
+	l->waiting = true;
+	engine_timer_start(l->eng, &l->retry, l->backoff_ms, lst_retry, l);
+	if (l->armed) {
+		/* a multishot accept still armed: stop it too */
+		sqe = engine_sqe(l->eng);
+		if (sqe) {
+			io_uring_prep_cancel(sqe, &l->op, 0);
+			io_uring_sqe_set_data(sqe, NULL);
+		}
+	}
 }
 
 static void lst_complete(struct engine_op *op, int res, uint32_t flags)
@@ -101,6 +152,7 @@ static void lst_complete(struct engine_op *op, int res, uint32_t flags)
 		return;
 	}
 	if (res >= 0) {
+		l->backoff_ms = 0;
 		engine_tcp_setup(res, engine_cc(l->eng));
 		if (getpeername(res, (struct sockaddr *)&ss, &len) < 0)
 			len = 0;
@@ -115,9 +167,11 @@ static void lst_complete(struct engine_op *op, int res, uint32_t flags)
 		}
 	} else if (res == -EINVAL && l->multishot) {
 		l->multishot = false; /* old kernel: single-shot accepts */
-	} else if (res != -EINTR && res != -EAGAIN && res != -ECONNABORTED &&
-		   res != -EMFILE && res != -ENFILE && res != -ENOBUFS &&
-		   res != -ENOMEM) {
+	} else if (lst_resource_err(res)) {
+		lst_backoff(l);
+	} else if (res == -ECANCELED && l->waiting) {
+		/* the multishot accept lst_backoff stopped */
+	} else if (res != -EINTR && res != -EAGAIN && res != -ECONNABORTED) {
 		if (!l->armed) {
 			l->failed = true; /* report once, stop accepting */
 			l->in_cb = true;
@@ -128,7 +182,7 @@ static void lst_complete(struct engine_op *op, int res, uint32_t flags)
 			return;
 		}
 	}
-	if (!l->armed && !l->closing && !l->failed)
+	if (!l->armed && !l->closing && !l->failed && !l->waiting)
 		lst_arm(l);
 }
 
@@ -181,6 +235,7 @@ int engine_listen(struct engine *eng, const struct sockaddr *addr,
 	l->arg = arg;
 	l->op.complete = lst_complete;
 	l->multishot = true;
+	engine_timer_init(&l->retry);
 	engine_work_init(&l->start, lst_start, l);
 	engine_work_queue(eng, &l->start);
 	*out = l;

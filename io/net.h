@@ -27,6 +27,9 @@ typedef void (*engine_accept_cb)(void *arg, int fd, const struct sockaddr *peer,
  * and accepts with io_uring (multishot when the kernel has it).
  * Socket, bind and listen happen in the caller, so their errors come back
  * here; accepting starts on the engine thread. Any thread.
+ * An accept that fails for lack of resources (EMFILE, ENFILE, ENOBUFS,
+ * ENOMEM) is not reported: accepting pauses for a back-off (50 ms,
+ * doubling up to 1 s) and resumes by itself.
  * Returns 0 and *out, or -errno (-EADDRINUSE, -EAFNOSUPPORT, -ENOMEM, ...).
  */
 int engine_listen(struct engine *eng, const struct sockaddr *addr,

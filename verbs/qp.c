@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cm/cm_qp.h"
 #include "util/mem.h"
 #include "verbs/verbs.h"
 
@@ -139,6 +140,9 @@ IWARP_EXPORT int iwarp_destroy_qp(struct iwarp_qp *pub)
 	if (!pub)
 		return -EINVAL;
 	qp = qp_from_pub(pub);
+	/* a QP of a CM id: the id forgets it and its datapath goes first
+	 * (librdmacm lets the QP go before rdma_destroy_id) */
+	cm_qp_unlink(qp);
 	pthread_mutex_lock(&qp->lock);
 	st = pub->state;
 	pthread_mutex_unlock(&qp->lock);
