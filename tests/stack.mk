@@ -61,13 +61,11 @@ tests_stack_inline_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_stack_inline_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
 
-# CQ overflow fails the QP end to end. Expected to fail until the engine
-# calls qp_fail_cq_overflow (verbs/qp_overflow.h) when a completion push
-# returns -ENOSPC; then drop it from XFAIL_TESTS.
+# CQ overflow fails the QP end to end (the engine fails the connection when
+# a completion push returns -ENOSPC).
 if HAVE_CHECK
 check_PROGRAMS += tests/stack_overflow_test
 TESTS += tests/stack_overflow_test
-XFAIL_TESTS += tests/stack_overflow_test
 tests_stack_overflow_test_SOURCES = tests/stack_overflow_test.c $(STACK_TEST_SRC)
 tests_stack_overflow_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_stack_overflow_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
