@@ -86,6 +86,10 @@ for size in 64 1000 4096 65535; do
 	run_pair "markers-$size" $size --markers
 	run_pair "mpa-rev1-$size" $size --mpa-rev 1
 done
+# INLINE progress (no library thread): the tool's own loop drives both ends
+export IWARP_PROGRESS=inline
+run_pair "inline-4096" 4096 --crc
+unset IWARP_PROGRESS
 
 # Failure cases: each must end non-zero, and not by timeout(1) (124).
 expect_fail() {

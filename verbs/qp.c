@@ -102,7 +102,7 @@ IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd,
 	qp->pub.send_cq = attr->send_cq;
 	qp->pub.recv_cq = attr->recv_cq;
 	qp->pub.srq = attr->srq;
-	qp->pub.state = IWARP_QPS_RESET;
+	__atomic_store_n(&qp->pub.state, IWARP_QPS_RESET, __ATOMIC_RELEASE);
 	qp->pub.qp_type = IWARP_QPT_RC;
 	pthread_mutex_lock(&ctx->lock);
 	qp->pub.handle = ctx->next_handle++;
@@ -233,12 +233,14 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 			engine_qp_state_change(qp, IWARP_QPS_RESET);
 		pthread_mutex_lock(&qp->lock);
 		/* ibverbs: RESET discards outstanding WRs without completions */
-		qp->sq_head = qp->sq_next = qp->sq_tail = 0;
+		__atomic_store_n(&qp->sq_head, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->sq_next, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->sq_tail, 0, __ATOMIC_RELEASE);
 		qp->rq_head = qp->rq_tail = 0;
 		qp->term_valid = false;
 		qp->term_received = false;
 		memset(&qp->term, 0, sizeof(qp->term));
-		pub->state = IWARP_QPS_RESET;
+		__atomic_store_n(&pub->state, IWARP_QPS_RESET, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&qp->lock);
 		return 0;
 	case IWARP_QPS_INIT:
@@ -249,12 +251,13 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 		break;
 	}
 	if (attr_mask & IWARP_QP_ACCESS_FLAGS)
-		qp->access_flags = attr->qp_access_flags;
+		__atomic_store_n(&qp->access_flags, attr->qp_access_flags,
+				 __ATOMIC_RELEASE);
 	if (attr_mask & IWARP_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
 	if (attr_mask & IWARP_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
-	pub->state = next;
+	__atomic_store_n(&pub->state, next, __ATOMIC_RELEASE);
 	drained = qp->sq_tail == qp->sq_head;
 	pthread_mutex_unlock(&qp->lock);
 	if (next == IWARP_QPS_SQD && cur != IWARP_QPS_SQD) {

@@ -63,7 +63,8 @@ int qp_sq_complete_rc(struct iw_qp *qp, uint32_t upto,
 		upto = qp->sq_head;
 	n = (int32_t)(upto - qp->sq_tail);
 	completed = n > 0;
-	for (; n > 0; n--, qp->sq_tail++) {
+	for (; n > 0; n--, __atomic_store_n(&qp->sq_tail, qp->sq_tail + 1,
+					     __ATOMIC_RELEASE)) {
 		w = qp_sq_wqe(qp, qp->sq_tail);
 		if (status == IWARP_WC_SUCCESS &&
 		    !(w->send_flags & IWARP_SEND_SIGNALED))
@@ -79,7 +80,7 @@ int qp_sq_complete_rc(struct iw_qp *qp, uint32_t upto,
 			rc = -ENOSPC;
 	}
 	if ((int32_t)(qp->sq_next - qp->sq_tail) < 0)
-		qp->sq_next = qp->sq_tail;
+		__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
 	drained = completed && qp->pub.state == IWARP_QPS_SQD &&
 		  qp->sq_tail == qp->sq_head;
 	pthread_mutex_unlock(&qp->lock);
@@ -123,7 +124,7 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 
 	pthread_mutex_lock(&qp->lock);
 	was_err = qp->pub.state == IWARP_QPS_ERR;
-	qp->pub.state = IWARP_QPS_ERR;
+	__atomic_store_n(&qp->pub.state, IWARP_QPS_ERR, __ATOMIC_RELEASE);
 	if (term && !qp->term_valid) {
 		qp->term = *term;
 		qp->term_valid = true;
@@ -131,7 +132,8 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 	memset(&wc, 0, sizeof(wc));
 	wc.status = IWARP_WC_WR_FLUSH_ERR;
 	wc.qp_num = qp->pub.qp_num;
-	for (; qp->sq_tail != qp->sq_head; qp->sq_tail++) {
+	for (; qp->sq_tail != qp->sq_head;
+	     __atomic_store_n(&qp->sq_tail, qp->sq_tail + 1, __ATOMIC_RELEASE)) {
 		w = qp_sq_wqe(qp, qp->sq_tail);
 		wc.wr_id = w->wr_id;
 		wc.opcode = qp_wc_opcode(w->opcode);
@@ -139,7 +141,7 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 		    -ENOSPC)
 			rc = -ENOSPC;
 	}
-	qp->sq_next = qp->sq_tail;
+	__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
 	wc.opcode = IWARP_WC_RECV;
 	for (; !qp->pub.srq && qp->rq_tail != qp->rq_head; qp->rq_tail++) {
 		wc.wr_id = qp_rq_rqe(qp, qp->rq_tail)->wr_id;

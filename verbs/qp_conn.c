@@ -162,9 +162,9 @@ static int ops_sq_fail_one(void *owner, enum iwarp_wc_status status,
 	wc.opcode = qp_wc_opcode(w->opcode);
 	wc.vendor_err = vendor_err;
 	wc.qp_num = qp->pub.qp_num;
-	qp->sq_tail++;
+	__atomic_store_n(&qp->sq_tail, qp->sq_tail + 1, __ATOMIC_RELEASE);
 	if ((int32_t)(qp->sq_next - qp->sq_tail) < 0)
-		qp->sq_next = qp->sq_tail;
+		__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&qp->lock);
 	return cq_push(cq_from_pub(qp->pub.send_cq), &wc, true);
 }
@@ -307,7 +307,7 @@ struct qp_conn *qp_conn_create(struct iw_qp *qp,
 	qp->conn = conn;
 	qp->ird = (uint8_t)conn->rc->ird;
 	qp->ord = (uint8_t)conn->rc->ord;
-	qp->pub.state = IWARP_QPS_RTS;
+	__atomic_store_n(&qp->pub.state, IWARP_QPS_RTS, __ATOMIC_RELEASE);
 	conn->rc->sq_sent = qp->sq_next;
 	pthread_mutex_unlock(&qp->lock);
 

@@ -36,6 +36,11 @@
 #define IW_MAX_CHANNEL 1024
 
 /*
+ * Shared QP fields that the engine reads without qp->lock (pub.state,
+ * sq_head, sq_next, sq_tail, access_flags) are written with __atomic
+ * stores (also under the lock) and read with __atomic loads there, so no
+ * plain access races an atomic one (C11 data-race rules, TSan).
+ *
  * Ring indices (SQ, RQ, SRQ) are free-running uint32 counters; a ring's
  * size is a power of two and the slot of index i is i & (size - 1). For the
  * SQ, RQ and SRQ "head" is the producer (next to post) and "tail" the

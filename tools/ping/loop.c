@@ -59,6 +59,8 @@ static int loop_open(struct ping_loop *l)
 			iwarp_strerror(-err));
 		return PING_EXIT_FAIL;
 	}
+	if (!iwarp_query_context(l->ctx, &attr))
+		l->inline_progress = attr.progress == IWARP_PROGRESS_INLINE;
 	if (o->debug && !iwarp_query_context(l->ctx, &attr))
 		printf("context: mpa_rev %d crc %d markers %d p2p %d progress %d fpdu_max %u\n",
 		       attr.mpa_rev, (int)attr.crc, attr.markers, (int)attr.p2p,
@@ -288,7 +290,7 @@ static void loop_interrupt(struct ping_loop *l)
 static void loop_run(struct ping_loop *l)
 {
 	struct pollfd pfd[4];
-	int n, i;
+	int n, i, timeout;
 
 	pfd[0].fd = l->cm_ch->fd;
 	pfd[1].fd = l->comp_ch->fd;
@@ -307,9 +309,16 @@ static void loop_run(struct ping_loop *l)
 			break;
 		for (i = 0; i < 4; i++)
 			pfd[i].revents = 0;
+		timeout = loop_timeout(l, ping_now_ns());
+		if (l->inline_progress) {
+			/* no library thread: this loop drives the engine, and
+			 * sleeps at most 1 ms between passes */
+			iwarp_progress(l->ctx);
+			if (timeout < 0 || timeout > 1)
+				timeout = 1;
+		}
 		/* after a signal the self-pipe stays readable: leave it out */
-		n = poll(pfd, l->interrupted ? 3 : 4,
-			 loop_timeout(l, ping_now_ns()));
+		n = poll(pfd, l->interrupted ? 3 : 4, timeout);
 		if (n < 0 && errno != EINTR) {
 			perror("iwarp_ping: poll");
 			l->failures++;

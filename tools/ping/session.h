@@ -93,6 +93,7 @@ struct ping_loop {
 	int failures;
 	int stop;	 /* leave the loop */
 	int interrupted; /* SIGINT/SIGTERM seen: sessions are ending */
+	int inline_progress; /* IWARP_PROGRESS_INLINE: the loop drives it */
 };
 
 /* ---- sess.c: resources and posting, shared by both roles ---- */
