@@ -6,7 +6,8 @@ STRESS_COMMON = tests/stress/sx.c tests/stress/sx.h tests/stress/sx_mem.c
 STRESS_LIBS = libiwarp-core.la $(LIBURING_LIBS) $(PTHREAD_LIBS)
 STRESS_LINKFLAGS = $(AM_LDFLAGS) -export-dynamic
 STRESS_PROGS = tests/stress/stress_teardown tests/stress/stress_handshake \
-	tests/stress/stress_dereg
+	tests/stress/stress_dereg tests/stress/stress_cq_overflow \
+	tests/stress/stress_poll_mt tests/stress/stress_read_disc
 check_PROGRAMS += $(STRESS_PROGS)
 TESTS += $(STRESS_PROGS)
 tests_stress_stress_teardown_SOURCES = tests/stress/stress_teardown.c $(STRESS_COMMON)
@@ -18,6 +19,15 @@ tests_stress_stress_handshake_LDFLAGS = $(STRESS_LINKFLAGS)
 tests_stress_stress_dereg_SOURCES = tests/stress/stress_dereg.c $(STRESS_COMMON)
 tests_stress_stress_dereg_LDADD = $(STRESS_LIBS)
 tests_stress_stress_dereg_LDFLAGS = $(STRESS_LINKFLAGS)
+tests_stress_stress_cq_overflow_SOURCES = tests/stress/stress_cq_overflow.c $(STRESS_COMMON)
+tests_stress_stress_cq_overflow_LDADD = $(STRESS_LIBS)
+tests_stress_stress_cq_overflow_LDFLAGS = $(STRESS_LINKFLAGS)
+tests_stress_stress_poll_mt_SOURCES = tests/stress/stress_poll_mt.c $(STRESS_COMMON)
+tests_stress_stress_poll_mt_LDADD = $(STRESS_LIBS)
+tests_stress_stress_poll_mt_LDFLAGS = $(STRESS_LINKFLAGS)
+tests_stress_stress_read_disc_SOURCES = tests/stress/stress_read_disc.c $(STRESS_COMMON)
+tests_stress_stress_read_disc_LDADD = $(STRESS_LIBS)
+tests_stress_stress_read_disc_LDFLAGS = $(STRESS_LINKFLAGS)
 
 STRESS_ITERS = 1000
 stress: $(STRESS_PROGS)

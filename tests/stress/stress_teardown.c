@@ -146,8 +146,8 @@ static void iter(int it)
 		k.c = NULL;
 		sx_cm_expect(&n, n.srv.ech, IWARP_CM_EVENT_DISCONNECTED, k.s);
 		sx_cm_expect(&n, n.srv.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k.s);
-		SX_CHECK(k.s->qp->state == IWARP_QPS_ERR, "server QP state %d",
-			 k.s->qp->state);
+		SX_CHECK(sx_qp_state(k.s->qp) == IWARP_QPS_ERR, "server QP state %d",
+			 sx_qp_state(k.s->qp));
 		check_side(&n, n.srv.cq, &sb, &cb);
 		break;
 	default:
@@ -156,8 +156,8 @@ static void iter(int it)
 		k.s = NULL;
 		sx_cm_expect(&n, n.cli.ech, IWARP_CM_EVENT_DISCONNECTED, k.c);
 		sx_cm_expect(&n, n.cli.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k.c);
-		SX_CHECK(k.c->qp->state == IWARP_QPS_ERR, "client QP state %d",
-			 k.c->qp->state);
+		SX_CHECK(sx_qp_state(k.c->qp) == IWARP_QPS_ERR, "client QP state %d",
+			 sx_qp_state(k.c->qp));
 		check_side(&n, n.cli.cq, &cb, &sb);
 		break;
 	}

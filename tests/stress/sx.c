@@ -72,6 +72,18 @@ void sx_fail_at(const char *file, int line, const char *fmt, ...)
 	_exit(1);
 }
 
+void sx_check_failed(const char *file, int line, const char *cond,
+		     const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sx_fail_at(file, line, "check `%s` failed: %s", cond, msg);
+}
+
 static void sx_wr(const char *s)
 {
 	ssize_t r = write(2, s, strlen(s));
@@ -91,6 +103,45 @@ static void sx_watchdog(int sig)
 	sx_wr(sx_name);
 	sx_wr("\n");
 	_exit(1);
+}
+
+/* A crash says where the iteration was, then the previous handler (the
+ * sanitizer's, or the default) takes over: a fault re-executes the
+ * faulting instruction, abort() raises again. */
+static const int sx_crash_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+static struct sigaction sx_crash_old[sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0])];
+
+static void sx_crash(int sig)
+{
+	size_t i;
+
+	sx_wr(sx_prefix);
+	sx_wr(" (");
+	sx_wr(sx_cur_var);
+	sx_wr(") [");
+	sx_wr(sx_cur_phase);
+	sx_wr("]: crashed: ");
+	sx_wr(strsignal(sig));
+	sx_wr("\nFAIL: stress ");
+	sx_wr(sx_name);
+	sx_wr("\n");
+	for (i = 0; i < sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0]); i++)
+		if (sx_crash_sigs[i] == sig)
+			sigaction(sig, &sx_crash_old[i], NULL);
+	if (sig == SIGABRT)
+		raise(sig);
+}
+
+static void sx_crash_handlers(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sx_crash;
+	sa.sa_flags = SA_NODEFER;
+	for (i = 0; i < sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0]); i++)
+		sigaction(sx_crash_sigs[i], &sa, &sx_crash_old[i]);
 }
 
 void sx_count(const char *variant)
@@ -143,6 +194,7 @@ int sx_main(const char *name, int short_iters, void (*iter)(int i))
 	sa.sa_handler = sx_watchdog;
 	sigaction(SIGALRM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sx_crash_handlers();
 	for (c = name; *c; c++)
 		h = (h ^ (uint8_t)*c) * 1099511628211ull;
 	for (i = 0; i < n; i++) {
@@ -215,6 +267,7 @@ static void side_close(struct sx_net *n, struct sx_side *s, const char *who)
 	}
 	iwarp_cm_destroy_event_channel(s->ech);
 	SX_OK(iwarp_close_context(s->ctx));
+	s->ctx = NULL; /* sx_drive skips it */
 }
 
 void sx_net_open(struct sx_net *n, const struct sx_opts *o)
@@ -234,8 +287,8 @@ void sx_net_open(struct sx_net *n, const struct sx_opts *o)
 	a.mpa_rep_timeout_ms = 5000;
 	a.mpa_reply_grace_ms = 0;
 	n->inl = a.progress == IWARP_PROGRESS_INLINE;
-	side_open(&n->srv, &a, cqe);
-	side_open(&n->cli, &a, cqe);
+	side_open(&n->srv, &a, o && o->srv_cqe ? o->srv_cqe : cqe);
+	side_open(&n->cli, &a, o && o->cli_cqe ? o->cli_cqe : cqe);
 	SX_OK(iwarp_cm_create_id(n->srv.ech, n->srv.ctx, &n->l, NULL,
 				 IWARP_PS_TCP));
 	SX_OK(iwarp_cm_getaddr("127.0.0.1", 0, &ss));
@@ -326,18 +379,30 @@ void sx_connect(struct sx_net *n, struct sx_conn *k, const struct sx_opts *o)
 	sx_phase("connect: ESTABLISHED");
 	sx_cm_expect(n, n->srv.ech, IWARP_CM_EVENT_ESTABLISHED, k->s);
 	sx_cm_expect(n, n->cli.ech, IWARP_CM_EVENT_ESTABLISHED, k->c);
-	SX_CHECK(k->c->qp->state == IWARP_QPS_RTS, "client QP state %d",
-		 k->c->qp->state);
-	SX_CHECK(k->s->qp->state == IWARP_QPS_RTS, "server QP state %d",
-		 k->s->qp->state);
+	SX_CHECK(sx_qp_state(k->c->qp) == IWARP_QPS_RTS, "client QP state %d",
+		 sx_qp_state(k->c->qp));
+	SX_CHECK(sx_qp_state(k->s->qp) == IWARP_QPS_RTS, "server QP state %d",
+		 sx_qp_state(k->s->qp));
+}
+
+enum iwarp_qp_state sx_qp_state(struct iwarp_qp *qp)
+{
+	struct iwarp_qp_init_attr ia;
+	struct iwarp_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	SX_OK(iwarp_query_qp(qp, &a, IWARP_QP_STATE, &ia));
+	return a.qp_state;
 }
 
 void sx_drive(struct sx_net *n)
 {
 	if (!n || !n->inl)
 		return;
-	(void)iwarp_progress(n->srv.ctx);
-	(void)iwarp_progress(n->cli.ctx);
+	if (n->srv.ctx)
+		(void)iwarp_progress(n->srv.ctx);
+	if (n->cli.ctx)
+		(void)iwarp_progress(n->cli.ctx);
 }
 
 struct iwarp_cm_event *sx_cm_next(struct sx_net *n, struct iwarp_event_channel *ch,
@@ -389,10 +454,10 @@ void sx_disconnect(struct sx_net *n, struct sx_conn *k, bool from_server)
 	sx_cm_expect(n, n->srv.ech, IWARP_CM_EVENT_DISCONNECTED, k->s);
 	sx_cm_expect(n, n->cli.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k->c);
 	sx_cm_expect(n, n->srv.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k->s);
-	SX_CHECK(k->c->qp->state == IWARP_QPS_ERR, "client QP state %d",
-		 k->c->qp->state);
-	SX_CHECK(k->s->qp->state == IWARP_QPS_ERR, "server QP state %d",
-		 k->s->qp->state);
+	SX_CHECK(sx_qp_state(k->c->qp) == IWARP_QPS_ERR, "client QP state %d",
+		 sx_qp_state(k->c->qp));
+	SX_CHECK(sx_qp_state(k->s->qp) == IWARP_QPS_ERR, "server QP state %d",
+		 sx_qp_state(k->s->qp));
 }
 
 static void wait_end(struct sx_net *n, struct iwarp_event_channel *ch,

@@ -37,12 +37,15 @@ void sx_phase(const char *phase);
  * exits 1 (stops the program: the state after a failure is unknown). */
 void sx_fail_at(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
+void sx_check_failed(const char *file, int line, const char *cond,
+		     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5), noreturn));
 #define SX_FAIL(...) sx_fail_at(__FILE__, __LINE__, __VA_ARGS__)
 #define SX_CHECK(cond, ...)                                                    \
 	do {                                                                   \
 		if (!(cond))                                                   \
-			sx_fail_at(__FILE__, __LINE__, "check `" #cond "` failed: " \
-				   __VA_ARGS__);                               \
+			sx_check_failed(__FILE__, __LINE__, #cond,     \
+					__VA_ARGS__);                          \
 	} while (0)
 /* rc of a library call must be 0 (prints iwarp_strerror otherwise). */
 #define SX_OK(call)                                                            \
@@ -108,6 +111,7 @@ struct sx_conn {
 struct sx_opts {
 	enum iwarp_progress_mode progress;
 	int cqe;             /* CQ entries of each side (default 1024) */
+	int cli_cqe, srv_cqe; /* per side, overriding cqe */
 	uint32_t max_send_wr; /* default 128 */
 	uint32_t max_recv_wr; /* default 128 */
 	int crc;             /* request CRC */
@@ -166,6 +170,9 @@ int sx_post_recv(struct iwarp_qp *qp, uint64_t wr_id, struct iwarp_mr *mr,
 int sx_post_send(struct iwarp_qp *qp, uint64_t wr_id, enum iwarp_wr_opcode op,
 		 unsigned int flags, struct iwarp_mr *mr, void *addr, uint32_t len,
 		 uint64_t raddr, uint32_t rkey);
+
+/* The state of |qp| (iwarp_query_qp). */
+enum iwarp_qp_state sx_qp_state(struct iwarp_qp *qp);
 
 /* Drives the engines of an INLINE net once (no-op otherwise). */
 void sx_drive(struct sx_net *n);
