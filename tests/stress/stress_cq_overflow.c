@@ -25,7 +25,7 @@ static const char *const names[] = {"send CQ overflow (client)",
 static void iter(int it)
 {
 	long base = sx_mem_live();
-	int how = it % 2, i, cnt;
+	int how = sx_pick(it, names, 2), i, cnt;
 	uint64_t r = sx_rand();
 	struct iwarp_async_event ev;
 	struct iwarp_context *victim;
@@ -45,7 +45,6 @@ static void iter(int it)
 		o.srv_cqe = SMALL_CQE;
 	else
 		o.cli_cqe = SMALL_CQE;
-	sx_variant(names[how]);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
 	victim = how ? n.srv.ctx : n.cli.ctx;

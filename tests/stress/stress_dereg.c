@@ -48,7 +48,7 @@ static void check_wrs(const struct iwarp_wc *wc, int cnt, int *ok, int *err)
 static void iter(int it)
 {
 	long base = sx_mem_live();
-	int how = it % 2, i, ok, err;
+	int how = sx_pick(it, names, 2), i, ok, err;
 	int rw = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
 		 IWARP_ACCESS_REMOTE_READ;
 	uint64_t r = sx_rand();
@@ -62,7 +62,6 @@ static void iter(int it)
 	memset(&o, 0, sizeof(o));
 	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	o.crc = (int)((r >> 9) & 1);
-	sx_variant(names[how]);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
 	cbuf = sx_buf_alloc(SX_MIB);

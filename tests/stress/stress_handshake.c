@@ -1,12 +1,13 @@
 /*
  * tests/stress/stress_handshake.c: one side destroys its cm_id (and QP)
  * while the MPA exchange (RFC 5044 §7.1) is under way, at a random point:
- *  - the client, right after iwarp_cm_connect (random pause 0..3 ms), with
+ *  - the client, right after iwarp_cm_connect (random pause up to 4 ms,
+ *    log-uniform), with
  *    iwarp_cm_destroy_qp + iwarp_cm_destroy_id, or with iwarp_destroy_qp on
  *    its QP first and iwarp_cm_destroy_id after (librdmacm allows that
  *    order);
- *  - the server, right after iwarp_cm_accept (random pause 0..1 ms: races
- *    the MPA Reply), in either order;
+ *  - the server, right after iwarp_cm_accept (random pause up to 2 ms:
+ *    races the MPA Reply), in either order;
  *  - the server, destroying the request's id without accept or reject.
  * The other side must reach an end in bounded time (ESTABLISHED then
  * DISCONNECTED, or REJECTED / CONNECT_ERROR / UNREACHABLE), nothing may
@@ -32,6 +33,15 @@ static const char *const names[HOW_COUNT] = {
 	"server cm_destroy_qp+destroy_id after accept",
 	"server destroy_qp then destroy_id after accept",
 	"server destroys the request id"};
+
+/* A pause below |max| µs, as often under 16 µs as between 1 and 2 ms:
+ * uniform in the exponent, so every phase of the exchange gets hit. */
+static unsigned int pause_us(uint64_t r, unsigned int max)
+{
+	unsigned int bits = (unsigned int)(r % 13u);
+
+	return (unsigned int)((r >> 8) & ((1u << bits) - 1u)) % max;
+}
 
 static void destroy(struct iwarp_cm_id *id, bool qp_first)
 {
@@ -121,7 +131,7 @@ static void survive(struct sx_net *n, struct iwarp_event_channel *ch,
 static void iter(int it)
 {
 	long base = sx_mem_live();
-	enum how how = (enum how)(it % HOW_COUNT);
+	enum how how = (enum how)sx_pick(it, names, HOW_COUNT);
 	uint64_t r = sx_rand();
 	struct iwarp_cm_event *ev;
 	struct sx_opts o;
@@ -130,12 +140,14 @@ static void iter(int it)
 
 	memset(&o, 0, sizeof(o));
 	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
-	sx_variant(names[how]);
+	/* the initiator hands the stream over after this pause (0..2 ms):
+	 * the destroy can land before, in or after it */
+	o.grace_ms = (uint32_t)((r >> 10) % 3u);
 	sx_net_open(&n, &o);
 	n.drain_stray = true;
 	sx_connect_start(&n, &k, &o);
 	if (how == CLI_CM_ORDER || how == CLI_QP_FIRST) {
-		sx_usleep((unsigned int)((r >> 16) % 3000u));
+		sx_usleep(pause_us(r >> 16, 4096u));
 		sx_phase(names[how]);
 		destroy(k.c, how == CLI_QP_FIRST);
 		survive(&n, n.srv.ech, NULL, true, 200);
@@ -150,7 +162,7 @@ static void iter(int it)
 		if (how != SRV_NO_ANSWER)
 			sx_accept(&n, &k, k.s, &o);
 		SX_OK(iwarp_cm_ack_event(ev));
-		sx_usleep((unsigned int)((r >> 16) % 1000u));
+		sx_usleep(pause_us(r >> 16, 2048u));
 		sx_phase(names[how]);
 		destroy(k.s, how == SRV_QP_FIRST);
 		survive(&n, n.cli.ech, k.c, false, 0);

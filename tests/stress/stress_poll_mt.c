@@ -83,7 +83,7 @@ static void *poll_thread(void *arg)
 static void iter(int it)
 {
 	long base = sx_mem_live();
-	int mode = it % 4, i, got_c = 0, got_s = 0;
+	int mode = sx_pick(it, names, 4), i, got_c = 0, got_s = 0;
 	int rw = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE;
 	uint8_t seen_c[NMSG], seen_s[NMSG / 2];
 	struct poller p[4];
@@ -98,7 +98,6 @@ static void iter(int it)
 	o.progress = (enum iwarp_progress_mode)mode;
 	o.max_send_wr = NMSG;
 	o.max_recv_wr = NMSG;
-	sx_variant(names[mode]);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
 	cbuf = sx_buf_alloc(MSG);

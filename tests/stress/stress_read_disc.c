@@ -22,7 +22,7 @@ static const char *const names[] = {"client disconnect", "server disconnect",
 static void iter(int it)
 {
 	long base = sx_mem_live();
-	int how = it % 3, i, ok;
+	int how = sx_pick(it, names, 3), i, ok;
 	uint64_t r = sx_rand();
 	struct iwarp_wc wc[NREAD];
 	struct sx_opts o;
@@ -35,7 +35,6 @@ static void iter(int it)
 	memset(&o, 0, sizeof(o));
 	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	o.crc = (int)((r >> 9) & 1);
-	sx_variant(names[how]);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
 	sink = sx_buf_alloc(NREAD * SX_MIB);

@@ -109,7 +109,7 @@ static void iter(int it)
 		"client destroy (cm_destroy_qp, destroy_id)",
 		"server destroy (destroy_qp, then destroy_id)"};
 	long base = sx_mem_live();
-	int how = it % 4;
+	int how = sx_pick(it, names, 4);
 	uint64_t r = sx_rand();
 	struct sx_opts o;
 	struct sx_net n;
@@ -120,7 +120,6 @@ static void iter(int it)
 	memset(&o, 0, sizeof(o));
 	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	o.crc = (int)((r >> 9) & 1);
-	sx_variant(names[how]);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
 	bufs_open(&cb, n.cli.pd, 0x11);

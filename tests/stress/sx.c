@@ -144,6 +144,24 @@ static void sx_crash_handlers(void)
 		sigaction(sx_crash_sigs[i], &sa, &sx_crash_old[i]);
 }
 
+int sx_pick(int it, const char *const *names, int count)
+{
+	const char *only = getenv("IWARP_STRESS_ONLY");
+	int i;
+
+	if (only && *only) {
+		for (i = 0; i < count; i++)
+			if (strstr(names[i], only))
+				break;
+		if (i == count)
+			SX_FAIL("IWARP_STRESS_ONLY=%s names no variant", only);
+	} else {
+		i = it % count;
+	}
+	sx_variant(names[i]);
+	return i;
+}
+
 void sx_count(const char *variant)
 {
 	int i;
@@ -285,7 +303,7 @@ void sx_net_open(struct sx_net *n, const struct sx_opts *o)
 	a.progress = o ? o->progress : IWARP_PROGRESS_CPU;
 	a.mpa_req_timeout_ms = 5000;
 	a.mpa_rep_timeout_ms = 5000;
-	a.mpa_reply_grace_ms = 0;
+	a.mpa_reply_grace_ms = o ? o->grace_ms : 0;
 	n->inl = a.progress == IWARP_PROGRESS_INLINE;
 	side_open(&n->srv, &a, o && o->srv_cqe ? o->srv_cqe : cqe);
 	side_open(&n->cli, &a, o && o->cli_cqe ? o->cli_cqe : cqe);

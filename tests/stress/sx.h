@@ -3,7 +3,8 @@
  *
  * Each stress program runs one scenario for N iterations (IWARP_STRESS_ITERS,
  * else the program's short default), each iteration under a watchdog
- * (alarm(2), SX_ITER_LIMIT_S): a hang prints the scenario, the iteration and
+ * (alarm(2), SX_ITER_LIMIT_S; IWARP_STRESS_ONLY=<text> repeats the one
+ * variant whose name contains <text>): a hang prints the scenario, the iteration and
  * the phase it was in, then exits 1. A failed check prints the same and the
  * reason, then exits 1; nothing is silent. At the end a line
  *   stress <name>: N iterations, N passed (<variant counts>)
@@ -60,6 +61,11 @@ void sx_check_failed(const char *file, int line, const char *cond,
  * iteration is counted under it when it passes). */
 void sx_variant(const char *variant);
 
+/* The variant iteration |it| runs: it % count, or, when IWARP_STRESS_ONLY
+ * is set, always the first of |names| that contains it (to repeat one
+ * failing variant). Also sets it with sx_variant. */
+int sx_pick(int it, const char *const *names, int count);
+
 /* Counts one iteration of variant |v| (shown in the summary line). */
 void sx_count(const char *variant);
 
@@ -115,6 +121,7 @@ struct sx_opts {
 	uint32_t max_send_wr; /* default 128 */
 	uint32_t max_recv_wr; /* default 128 */
 	int crc;             /* request CRC */
+	uint32_t grace_ms;   /* mpa_reply_grace_ms (default 0) */
 };
 
 /* Both contexts (|o| NULL: defaults), a CQ per side, the listener. */

@@ -45,7 +45,7 @@
 #define MAGIC_HEAP 0x5348454150u /* "SHEAP" */
 #define MAGIC_MAP 0x534d4150u    /* "SMAP" */
 #define MAGIC_FREED 0x46524545u  /* "FREE" */
-#define SITE_FRAMES 5
+#define SITE_FRAMES 7
 
 struct blk_hdr {
 	uint64_t magic;
@@ -160,31 +160,31 @@ static void blk_free(void *p)
 	pthread_mutex_unlock(&q_lock);
 }
 
-/* Prints the allocation backtrace of |h|, with function and line names
- * from addr2line(1) when it is there. */
+/* Prints the allocation backtrace of |h|, each frame named by addr2line(1)
+ * (its module and offset when addr2line is missing). */
 static void print_site(const struct blk_hdr *h)
 {
 	char cmd[1024];
-	size_t len;
 	Dl_info di;
 	uint32_t i;
 	int rc;
 
-	backtrace_symbols_fd(h->site, (int)h->nsite, 2);
-	if (!h->nsite || !dladdr(h->site[0], &di) || !di.dli_fname)
-		return;
-	len = (size_t)snprintf(cmd, sizeof(cmd), "addr2line -f -p -e %s",
-			       di.dli_fname);
-	for (i = 0; i < h->nsite && len < sizeof(cmd) - 32; i++) {
-		if (!dladdr(h->site[i], &di) || !di.dli_fbase)
+	for (i = 0; i < h->nsite; i++) {
+		if (!dladdr(h->site[i], &di) || !di.dli_fname || !di.dli_fbase) {
+			fprintf(stderr, "    %p\n", h->site[i]);
 			continue;
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " %#lx",
-					(unsigned long)((uintptr_t)h->site[i] -
-							(uintptr_t)di.dli_fbase - 1u));
+		}
+		fflush(stderr);
+		snprintf(cmd, sizeof(cmd),
+			 "addr2line -f -p -e '%s' %#lx 2>/dev/null | sed 's/^/    /' 1>&2"
+			 " || echo '    %s+%#lx' 1>&2",
+			 di.dli_fname,
+			 (unsigned long)((uintptr_t)h->site[i] - (uintptr_t)di.dli_fbase - 1u),
+			 di.dli_fname,
+			 (unsigned long)((uintptr_t)h->site[i] - (uintptr_t)di.dli_fbase));
+		rc = system(cmd);
+		(void)rc;
 	}
-	snprintf(cmd + len, sizeof(cmd) - len, " 1>&2 2>/dev/null");
-	rc = system(cmd);
-	(void)rc;
 }
 
 /* Reports a damaged block; returns 1 if damaged. */
