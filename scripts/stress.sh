@@ -11,7 +11,7 @@ iters=${1:-${IWARP_STRESS_ITERS:-1000}}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # no suppressions: every report is a finding
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:second_deadlock_stack=1}
 rc=0
 summary=()
 run() { # DIR CONFIGURE-OPTIONS...

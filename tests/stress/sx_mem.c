@@ -41,7 +41,7 @@
 #define sx_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
-#define HDR 64u /* header in front of every block (keeps 16-octet alignment) */
+#define HDR 128u /* header in front of every block (keeps 16-octet alignment) */
 #define MAGIC_HEAP 0x5348454150u /* "SHEAP" */
 #define MAGIC_MAP 0x534d4150u    /* "SMAP" */
 #define MAGIC_FREED 0x46524545u  /* "FREE" */
@@ -64,6 +64,8 @@ struct qnode {
 	struct qnode *next;
 };
 
+_Static_assert(sizeof(struct blk_hdr) <= HDR, "blk_hdr fits in HDR");
+
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct qnode *q_head;
 static unsigned long q_gen;
@@ -71,11 +73,14 @@ static long mem_live;
 
 static size_t page_size(void)
 {
-	static size_t ps;
+	static size_t ps; /* engine threads allocate too: atomic */
+	size_t v = __atomic_load_n(&ps, __ATOMIC_RELAXED);
 
-	if (!ps)
-		ps = (size_t)sysconf(_SC_PAGESIZE);
-	return ps;
+	if (!v) {
+		v = (size_t)sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&ps, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 static uint8_t canary_byte(size_t i)
