@@ -35,7 +35,8 @@ stress: $(STRESS_PROGS)
 	  IWARP_STRESS_ITERS=$(STRESS_ITERS) ./$$t >$$t.stress.log 2>&1; rc=$$?; \
 	  if test $$rc -eq 0; then tail -1 $$t.stress.log; \
 	  elif test $$rc -eq 77; then echo "SKIP: $$t: $$(tail -1 $$t.stress.log)"; \
-	  else echo "FAIL: $$t (exit $$rc); $$t.stress.log:"; head -80 $$t.stress.log; \
+	  else echo "FAIL: $$t (exit $$rc); $$t.stress.log:"; \
+	    grep -vE '^(  0x[0-9a-f]+:|=>0x|Shadow byte|  [A-Z][A-Za-z -]+: )' $$t.stress.log | head -100; \
 	    fails=$$((fails+1)); fi; \
 	done; \
 	echo "stress: $$fails of $(words $(STRESS_PROGS)) scenarios failed ($(STRESS_ITERS) iterations each)"; \
