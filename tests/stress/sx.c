@@ -48,6 +48,16 @@ void sx_usleep(unsigned int us)
 
 void sx_phase(const char *phase)
 {
+	static int trace = -1;
+	static uint64_t t0;
+
+	if (trace < 0) {
+		trace = getenv("IWARP_STRESS_TRACE") != NULL;
+		t0 = sx_now_ms();
+	}
+	if (trace)
+		fprintf(stderr, "%8llu ms  %s: %s\n",
+			(unsigned long long)(sx_now_ms() - t0), sx_prefix, phase);
 	sx_cur_phase = phase;
 }
 

@@ -31,7 +31,8 @@
 
 /* ---- running ---------------------------------------------------------- */
 
-/* What the current iteration is doing (printed on failure or timeout). */
+/* What the current iteration is doing (printed on failure or timeout;
+ * with IWARP_STRESS_TRACE set, every phase is printed with its time). */
 void sx_phase(const char *phase);
 
 /* Prints "stress <name> iteration <i> [<phase>]: <file>:<line>: <msg>" and
