@@ -16,8 +16,8 @@
 #include "sx.h"
 
 #define SMALL_CQE 8
-#define NMSG 48
-#define MSG 64u
+#define NMSG	  48
+#define MSG	  64u
 
 static const char *const names[] = {"send CQ overflow (client)",
 				    "receive CQ overflow (server)"};
@@ -40,7 +40,8 @@ static void iter(int it)
 	uint64_t t0;
 
 	memset(&o, 0, sizeof(o));
-	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
+	o.progress =
+		(r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	if (how)
 		o.srv_cqe = SMALL_CQE;
 	else
@@ -55,8 +56,10 @@ static void iter(int it)
 	cbuf = sx_buf_alloc(NMSG * MSG);
 	sbuf = sx_buf_alloc(NMSG * MSG);
 	memset(cbuf, 0x5a, NMSG * MSG);
-	cmr = iwarp_reg_mr(n.cli.pd, cbuf, NMSG * MSG, IWARP_ACCESS_LOCAL_WRITE);
-	smr = iwarp_reg_mr(n.srv.pd, sbuf, NMSG * MSG, IWARP_ACCESS_LOCAL_WRITE);
+	cmr = iwarp_reg_mr(n.cli.pd, cbuf, NMSG * MSG,
+			   IWARP_ACCESS_LOCAL_WRITE);
+	smr = iwarp_reg_mr(n.srv.pd, sbuf, NMSG * MSG,
+			   IWARP_ACCESS_LOCAL_WRITE);
 	SX_CHECK(cmr && smr, "iwarp_reg_mr");
 	sx_phase("post receives and Sends, nobody polls the small CQ");
 	for (i = 0; i < NMSG; i++)
@@ -64,18 +67,20 @@ static void iter(int it)
 				   sbuf + (size_t)i * MSG, MSG));
 	for (i = 0; i < NMSG; i++)
 		SX_OK(sx_post_send(k.c->qp, (uint64_t)i, IWARP_WR_SEND,
-				   IWARP_SEND_SIGNALED, cmr, cbuf + (size_t)i * MSG,
-				   MSG, 0, 0));
+				   IWARP_SEND_SIGNALED, cmr,
+				   cbuf + (size_t)i * MSG, MSG, 0, 0));
 	sx_phase("wait for IWARP_EVENT_CQ_ERR");
-	SX_CHECK(sx_async_wait(&n, victim, &ev, SX_WAIT_MS),
-		 "no async event within %d ms after %d completions into a CQ of %d",
-		 SX_WAIT_MS, NMSG, vcq->cqe);
+	SX_CHECK(
+		sx_async_wait(&n, victim, &ev, SX_WAIT_MS),
+		"no async event within %d ms after %d completions into a CQ of %d",
+		SX_WAIT_MS, NMSG, vcq->cqe);
 	SX_CHECK(ev.event_type == IWARP_EVENT_CQ_ERR && ev.element.cq == vcq,
 		 "async event %s, wanted CQ_ERR of the small CQ",
 		 iwarp_event_type_str(ev.event_type));
 	sx_phase("wait for the QP to go to ERR after the overflow");
 	t0 = sx_now_ms();
-	while (sx_qp_state(vqp) != IWARP_QPS_ERR && sx_now_ms() - t0 < SX_WAIT_MS)
+	while (sx_qp_state(vqp) != IWARP_QPS_ERR &&
+	       sx_now_ms() - t0 < SX_WAIT_MS)
 		sx_usleep(1000);
 	SX_CHECK(sx_qp_state(vqp) == IWARP_QPS_ERR,
 		 "%s QP in state %d (RTS=%d) %d ms after its CQ overflowed "

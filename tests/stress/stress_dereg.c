@@ -20,7 +20,7 @@
 
 #include "sx.h"
 
-#define NWR 24
+#define NWR   24
 #define WR_ID 100u
 
 static const char *const names[] = {"dereg during inbound Write",
@@ -37,7 +37,8 @@ static void check_wrs(const struct iwarp_wc *wc, int cnt, int *ok, int *err)
 			 "completion %d: wr_id %llu (posting order)", i,
 			 (unsigned long long)wc[i].wr_id);
 		if (wc[i].status == IWARP_WC_SUCCESS) {
-			SX_CHECK(!*err, "wr %d: success after an error completion", i);
+			SX_CHECK(!*err,
+				 "wr %d: success after an error completion", i);
 			(*ok)++;
 		} else {
 			(*err)++;
@@ -60,7 +61,8 @@ static void iter(int it)
 	struct iwarp_mr *cmr, *smr;
 
 	memset(&o, 0, sizeof(o));
-	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
+	o.progress =
+		(r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	o.crc = (int)((r >> 9) & 1);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
@@ -73,15 +75,16 @@ static void iter(int it)
 	SX_CHECK(cmr && smr, "iwarp_reg_mr");
 	sx_phase("post");
 	for (i = 0; i < NWR; i++)
-		SX_OK(sx_post_send(k.c->qp, WR_ID + (uint64_t)i,
-				   how ? IWARP_WR_RDMA_READ : IWARP_WR_RDMA_WRITE,
-				   IWARP_SEND_SIGNALED, cmr, cbuf, (uint32_t)SX_MIB,
-				   (uintptr_t)sbuf, smr->rkey));
+		SX_OK(sx_post_send(
+			k.c->qp, WR_ID + (uint64_t)i,
+			how ? IWARP_WR_RDMA_READ : IWARP_WR_RDMA_WRITE,
+			IWARP_SEND_SIGNALED, cmr, cbuf, (uint32_t)SX_MIB,
+			(uintptr_t)sbuf, smr->rkey));
 	sx_phase("wait for the first completion");
 	sx_poll(&n, n.cli.cq, wc, 1);
 	sx_usleep((unsigned int)((r >> 16) % 2000u));
-	sx_phase(how ? "client deregisters its Read sink and frees it" :
-		       "server deregisters the Write target and frees it");
+	sx_phase(how ? "client deregisters its Read sink and frees it"
+		     : "server deregisters the Write target and frees it");
 	if (how) {
 		SX_OK(iwarp_dereg_mr(cmr));
 		sx_buf_free(cbuf);

@@ -20,11 +20,11 @@
 #include "sx.h"
 
 enum how {
-	CLI_CM_ORDER,   /* iwarp_cm_destroy_qp, iwarp_cm_destroy_id */
-	CLI_QP_FIRST,   /* iwarp_destroy_qp, iwarp_cm_destroy_id */
+	CLI_CM_ORDER, /* iwarp_cm_destroy_qp, iwarp_cm_destroy_id */
+	CLI_QP_FIRST, /* iwarp_destroy_qp, iwarp_cm_destroy_id */
 	SRV_CM_ORDER,
 	SRV_QP_FIRST,
-	SRV_NO_ANSWER,  /* request id destroyed without accept/reject */
+	SRV_NO_ANSWER, /* request id destroyed without accept/reject */
 	HOW_COUNT
 };
 
@@ -55,8 +55,10 @@ static void destroy(struct iwarp_cm_id *id, bool qp_first)
 /* An end event of a connection attempt (or of the connection). */
 static bool is_end(enum iwarp_cm_event_type t)
 {
-	return t == IWARP_CM_EVENT_DISCONNECTED || t == IWARP_CM_EVENT_REJECTED ||
-	       t == IWARP_CM_EVENT_CONNECT_ERROR || t == IWARP_CM_EVENT_UNREACHABLE;
+	return t == IWARP_CM_EVENT_DISCONNECTED ||
+	       t == IWARP_CM_EVENT_REJECTED ||
+	       t == IWARP_CM_EVENT_CONNECT_ERROR ||
+	       t == IWARP_CM_EVENT_UNREACHABLE;
 }
 
 /* Server: QP + accept of a request whose client may be gone; false when
@@ -96,7 +98,8 @@ static void survive(struct sx_net *n, struct iwarp_event_channel *ch,
 	bool ended = false;
 	enum iwarp_cm_event_type t;
 
-	sx_phase(server ? "server: wait for the end" : "client: wait for the end");
+	sx_phase(server ? "server: wait for the end"
+			: "client: wait for the end");
 	while (!ended) {
 		ev = sx_cm_next(n, ch, id ? SX_WAIT_MS : quiet_ms);
 		if (!ev) {
@@ -116,11 +119,13 @@ static void survive(struct sx_net *n, struct iwarp_event_channel *ch,
 			SX_OK(iwarp_cm_ack_event(ev));
 			break;
 		}
-		SX_CHECK(ev->id == id, "%s for another id", iwarp_cm_event_str(t));
-		SX_CHECK(t == IWARP_CM_EVENT_ESTABLISHED || t == IWARP_CM_EVENT_TIMEWAIT_EXIT ||
-				 is_end(t),
-			 "%s: event %s (status %d)", server ? "server" : "client",
-			 iwarp_cm_event_str(t), ev->status);
+		SX_CHECK(ev->id == id, "%s for another id",
+			 iwarp_cm_event_str(t));
+		SX_CHECK(t == IWARP_CM_EVENT_ESTABLISHED ||
+				 t == IWARP_CM_EVENT_TIMEWAIT_EXIT || is_end(t),
+			 "%s: event %s (status %d)",
+			 server ? "server" : "client", iwarp_cm_event_str(t),
+			 ev->status);
 		ended = is_end(t);
 		SX_OK(iwarp_cm_ack_event(ev));
 	}
@@ -139,7 +144,8 @@ static void iter(int it)
 	struct sx_conn k;
 
 	memset(&o, 0, sizeof(o));
-	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
+	o.progress =
+		(r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	/* the initiator hands the stream over after this pause (0..2 ms):
 	 * the destroy can land before, in or after it */
 	o.grace_ms = (uint32_t)((r >> 10) % 3u);

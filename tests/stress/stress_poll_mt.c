@@ -15,8 +15,8 @@
 
 #include "sx.h"
 
-#define NMSG 240
-#define MSG 256u
+#define NMSG	240
+#define MSG	256u
 #define RECV_ID 100000u
 
 static const char *const names[] = {"ADAPTIVE", "LATENCY", "CPU", "INLINE"};
@@ -24,8 +24,8 @@ static const char *const names[] = {"ADAPTIVE", "LATENCY", "CPU", "INLINE"};
 struct poller {
 	struct iwarp_cq *cq;
 	const char *who;
-	uint8_t *seen;     /* per wr_id (index), shared by the two pollers */
-	int *got;          /* completions taken from this CQ, shared */
+	uint8_t *seen; /* per wr_id (index), shared by the two pollers */
+	int *got;      /* completions taken from this CQ, shared */
 	int want;
 	bool recv;
 };
@@ -39,12 +39,14 @@ static void *poll_thread(void *arg)
 
 	while (__atomic_load_n(p->got, __ATOMIC_ACQUIRE) < p->want) {
 		n = iwarp_poll_cq(p->cq, 8, wc);
-		SX_CHECK(n >= 0, "%s: iwarp_poll_cq: %s", p->who, iwarp_strerror(n));
+		SX_CHECK(n >= 0, "%s: iwarp_poll_cq: %s", p->who,
+			 iwarp_strerror(n));
 		if (!n) {
 			SX_CHECK(sx_now_ms() - last < SX_WAIT_MS,
-				 "%s: %d of %d completions, none for %d ms", p->who,
-				 __atomic_load_n(p->got, __ATOMIC_ACQUIRE), p->want,
-				 SX_WAIT_MS);
+				 "%s: %d of %d completions, none for %d ms",
+				 p->who,
+				 __atomic_load_n(p->got, __ATOMIC_ACQUIRE),
+				 p->want, SX_WAIT_MS);
 			if (++idle % 64 == 0)
 				sx_usleep(50);
 			else
@@ -55,9 +57,11 @@ static void *poll_thread(void *arg)
 		for (i = 0; i < n; i++) {
 			uint64_t id = wc[i].wr_id - (p->recv ? RECV_ID : 0);
 
-			SX_CHECK(id < (uint64_t)p->want, "%s: wr_id %llu unknown",
-				 p->who, (unsigned long long)wc[i].wr_id);
-			SX_CHECK(!__atomic_exchange_n(&p->seen[id], 1, __ATOMIC_ACQ_REL),
+			SX_CHECK(id < (uint64_t)p->want,
+				 "%s: wr_id %llu unknown", p->who,
+				 (unsigned long long)wc[i].wr_id);
+			SX_CHECK(!__atomic_exchange_n(&p->seen[id], 1,
+						      __ATOMIC_ACQ_REL),
 				 "%s: wr_id %llu returned twice", p->who,
 				 (unsigned long long)wc[i].wr_id);
 			SX_CHECK(wc[i].status == IWARP_WC_SUCCESS,
@@ -67,11 +71,12 @@ static void *poll_thread(void *arg)
 			if (p->recv)
 				SX_CHECK(wc[i].opcode == IWARP_WC_RECV &&
 						 wc[i].byte_len == MSG,
-					 "%s: receive opcode %d, %u octets", p->who,
-					 wc[i].opcode, wc[i].byte_len);
+					 "%s: receive opcode %d, %u octets",
+					 p->who, wc[i].opcode, wc[i].byte_len);
 			else
-				SX_CHECK(wc[i].opcode == (id % 2 ? IWARP_WC_RDMA_WRITE :
-								   IWARP_WC_SEND),
+				SX_CHECK(wc[i].opcode ==
+						 (id % 2 ? IWARP_WC_RDMA_WRITE
+							 : IWARP_WC_SEND),
 					 "%s: wr %llu opcode %d", p->who,
 					 (unsigned long long)id, wc[i].opcode);
 		}
@@ -131,8 +136,8 @@ static void iter(int it)
 				   smr->rkey));
 	for (i = 0; i < 4; i++)
 		SX_CHECK(pthread_join(th[i], NULL) == 0, "pthread_join");
-	SX_CHECK(got_c == NMSG && got_s == NMSG / 2, "client %d, server %d", got_c,
-		 got_s);
+	SX_CHECK(got_c == NMSG && got_s == NMSG / 2, "client %d, server %d",
+		 got_c, got_s);
 	for (i = 0; i < NMSG; i++)
 		SX_CHECK(seen_c[i], "client wr %d never completed", i);
 	for (i = 0; i < NMSG / 2; i++)

@@ -33,7 +33,8 @@ static void iter(int it)
 	size_t j;
 
 	memset(&o, 0, sizeof(o));
-	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
+	o.progress =
+		(r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	o.crc = (int)((r >> 9) & 1);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
@@ -41,14 +42,16 @@ static void iter(int it)
 	src = sx_buf_alloc(SX_MIB);
 	for (j = 0; j < SX_MIB; j++)
 		src[j] = (uint8_t)(j * 13u + (j >> 10));
-	cmr = iwarp_reg_mr(n.cli.pd, sink, NREAD * SX_MIB, IWARP_ACCESS_LOCAL_WRITE);
+	cmr = iwarp_reg_mr(n.cli.pd, sink, NREAD * SX_MIB,
+			   IWARP_ACCESS_LOCAL_WRITE);
 	smr = iwarp_reg_mr(n.srv.pd, src, SX_MIB, IWARP_ACCESS_REMOTE_READ);
 	SX_CHECK(cmr && smr, "iwarp_reg_mr");
 	sx_phase("post Reads");
 	for (i = 0; i < NREAD; i++)
-		SX_OK(sx_post_send(k.c->qp, WR_ID + (uint64_t)i, IWARP_WR_RDMA_READ,
-				   IWARP_SEND_SIGNALED, cmr, sink + (size_t)i * SX_MIB,
-				   (uint32_t)SX_MIB, (uintptr_t)src, smr->rkey));
+		SX_OK(sx_post_send(k.c->qp, WR_ID + (uint64_t)i,
+				   IWARP_WR_RDMA_READ, IWARP_SEND_SIGNALED, cmr,
+				   sink + (size_t)i * SX_MIB, (uint32_t)SX_MIB,
+				   (uintptr_t)src, smr->rkey));
 	sx_usleep((unsigned int)((r >> 16) % 4000u));
 	sx_phase(names[how]);
 	if (how < 2) {
@@ -64,7 +67,8 @@ static void iter(int it)
 	sx_poll(&n, n.cli.cq, wc, NREAD);
 	ok = sx_check_prefix(wc, NREAD, WR_ID, IWARP_WC_SUCCESS);
 	for (i = 0; i < ok; i++) {
-		SX_CHECK(wc[i].opcode == IWARP_WC_RDMA_READ && wc[i].byte_len == SX_MIB,
+		SX_CHECK(wc[i].opcode == IWARP_WC_RDMA_READ &&
+				 wc[i].byte_len == SX_MIB,
 			 "Read %d: opcode %d, %u octets", i, wc[i].opcode,
 			 wc[i].byte_len);
 		SX_CHECK(!memcmp(sink + (size_t)i * SX_MIB, src, SX_MIB),
@@ -78,8 +82,9 @@ static void iter(int it)
 	sx_buf_free(sink);
 	sx_buf_free(src);
 	sx_net_close(&n, base);
-	sx_count(ok == NREAD ? "all Reads done before the end" :
-	 ok ? "some Reads flushed" : "all Reads flushed");
+	sx_count(ok == NREAD ? "all Reads done before the end"
+		 : ok	     ? "some Reads flushed"
+			     : "all Reads flushed");
 }
 
 int main(void)

@@ -17,15 +17,15 @@
 
 #include "sx.h"
 
-#define NMSG 8 /* WRs each side posts: Sends and Writes alternating */
-#define NRECV (NMSG / 2)
+#define NMSG	8 /* WRs each side posts: Sends and Writes alternating */
+#define NRECV	(NMSG / 2)
 #define SEND_ID 1000u
 #define RECV_ID 2000u
 
 struct side_bufs {
-	uint8_t *src;   /* 1 MiB, the pattern this side sends */
-	uint8_t *rbuf;  /* NRECV MiB of receive buffers */
-	uint8_t *wbuf;  /* 1 MiB the peer writes into */
+	uint8_t *src;  /* 1 MiB, the pattern this side sends */
+	uint8_t *rbuf; /* NRECV MiB of receive buffers */
+	uint8_t *wbuf; /* 1 MiB the peer writes into */
 	struct iwarp_mr *src_mr, *rmr, *wmr;
 };
 
@@ -62,7 +62,8 @@ static void post_all(struct iwarp_qp *qp, struct side_bufs *me,
 
 	for (i = 0; i < NRECV; i++)
 		SX_OK(sx_post_recv(qp, RECV_ID + (uint64_t)i, me->rmr,
-				   me->rbuf + (size_t)i * SX_MIB, (uint32_t)SX_MIB));
+				   me->rbuf + (size_t)i * SX_MIB,
+				   (uint32_t)SX_MIB));
 	for (i = 0; i < NMSG; i++)
 		SX_OK(sx_post_send(qp, SEND_ID + (uint64_t)i,
 				   i % 2 ? IWARP_WR_RDMA_WRITE : IWARP_WR_SEND,
@@ -97,7 +98,8 @@ static void check_side(struct sx_net *n, struct iwarp_cq *cq,
 	for (i = 0; i < ok; i++) {
 		SX_CHECK(rcv[i].byte_len == SX_MIB, "receive %d: %u octets", i,
 			 rcv[i].byte_len);
-		SX_CHECK(!memcmp(me->rbuf + (size_t)i * SX_MIB, peer->src, SX_MIB),
+		SX_CHECK(!memcmp(me->rbuf + (size_t)i * SX_MIB, peer->src,
+				 SX_MIB),
 			 "receive %d: data differs from what the peer sent", i);
 	}
 }
@@ -118,7 +120,8 @@ static void iter(int it)
 	int waits = (int)(r % 3);
 
 	memset(&o, 0, sizeof(o));
-	o.progress = (r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
+	o.progress =
+		(r >> 8) & 1 ? IWARP_PROGRESS_CPU : IWARP_PROGRESS_ADAPTIVE;
 	o.crc = (int)((r >> 9) & 1);
 	sx_net_open(&n, &o);
 	sx_connect(&n, &k, &o);
@@ -130,7 +133,8 @@ static void iter(int it)
 	/* end it while data moves: right away, or after up to 0.5 or 5 ms */
 	sx_phase("streaming");
 	if (waits)
-		sx_usleep((unsigned int)((r >> 16) % (waits == 1 ? 500u : 5000u)));
+		sx_usleep((unsigned int)((r >> 16) %
+					 (waits == 1 ? 500u : 5000u)));
 	sx_phase(names[how]);
 	switch (how) {
 	case 0:
@@ -145,8 +149,8 @@ static void iter(int it)
 		k.c = NULL;
 		sx_cm_expect(&n, n.srv.ech, IWARP_CM_EVENT_DISCONNECTED, k.s);
 		sx_cm_expect(&n, n.srv.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k.s);
-		SX_CHECK(sx_qp_state(k.s->qp) == IWARP_QPS_ERR, "server QP state %d",
-			 sx_qp_state(k.s->qp));
+		SX_CHECK(sx_qp_state(k.s->qp) == IWARP_QPS_ERR,
+			 "server QP state %d", sx_qp_state(k.s->qp));
 		check_side(&n, n.srv.cq, &sb, &cb);
 		break;
 	default:
@@ -155,8 +159,8 @@ static void iter(int it)
 		k.s = NULL;
 		sx_cm_expect(&n, n.cli.ech, IWARP_CM_EVENT_DISCONNECTED, k.c);
 		sx_cm_expect(&n, n.cli.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k.c);
-		SX_CHECK(sx_qp_state(k.c->qp) == IWARP_QPS_ERR, "client QP state %d",
-			 sx_qp_state(k.c->qp));
+		SX_CHECK(sx_qp_state(k.c->qp) == IWARP_QPS_ERR,
+			 "client QP state %d", sx_qp_state(k.c->qp));
 		check_side(&n, n.cli.cq, &cb, &sb);
 		break;
 	}

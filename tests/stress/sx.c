@@ -57,7 +57,8 @@ void sx_phase(const char *phase)
 	}
 	if (trace)
 		fprintf(stderr, "%8llu ms  %s: %s\n",
-			(unsigned long long)(sx_now_ms() - t0), sx_prefix, phase);
+			(unsigned long long)(sx_now_ms() - t0), sx_prefix,
+			phase);
 	sx_cur_phase = phase;
 }
 
@@ -119,7 +120,8 @@ static void sx_watchdog(int sig)
  * sanitizer's, or the default) takes over: a fault re-executes the
  * faulting instruction, abort() raises again. */
 static const int sx_crash_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-static struct sigaction sx_crash_old[sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0])];
+static struct sigaction
+	sx_crash_old[sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0])];
 
 static void sx_crash(int sig)
 {
@@ -245,7 +247,8 @@ int sx_main(const char *name, int short_iters, void (*iter)(int i))
 	printf("stress %s: %d iterations, %d passed in %.1f s (", name, n, n,
 	       (double)(sx_now_ms() - t0) / 1000.0);
 	for (i = 0; i < SX_MAX_VARIANTS && sx_var[i].name; i++)
-		printf("%s%s %ld", i ? ", " : "", sx_var[i].name, sx_var[i].count);
+		printf("%s%s %ld", i ? ", " : "", sx_var[i].name,
+		       sx_var[i].count);
 	printf(")\n");
 	return 0;
 }
@@ -272,7 +275,8 @@ static void side_open(struct sx_side *s, const struct iwarp_context_attr *a,
 	s->pd = iwarp_alloc_pd(s->ctx);
 	SX_CHECK(s->pd != NULL, "%s", strerror(errno));
 	s->cq = iwarp_create_cq(s->ctx, cqe, NULL, NULL, 0);
-	SX_CHECK(s->cq != NULL, "iwarp_create_cq(%d): %s", cqe, strerror(errno));
+	SX_CHECK(s->cq != NULL, "iwarp_create_cq(%d): %s", cqe,
+		 strerror(errno));
 }
 
 static void side_close(struct sx_net *n, struct sx_side *s, const char *who)
@@ -283,7 +287,8 @@ static void side_close(struct sx_net *n, struct sx_side *s, const char *who)
 		SX_OK(iwarp_destroy_cq(s->cq));
 	SX_OK(iwarp_dealloc_pd(s->pd));
 	while ((ev = sx_cm_next(n, s->ech, 0)) != NULL) {
-		if (n->drain_stray && ev->event == IWARP_CM_EVENT_CONNECT_REQUEST) {
+		if (n->drain_stray &&
+		    ev->event == IWARP_CM_EVENT_CONNECT_REQUEST) {
 			struct iwarp_cm_id *id = ev->id;
 
 			SX_OK(iwarp_cm_ack_event(ev));
@@ -322,7 +327,8 @@ void sx_net_open(struct sx_net *n, const struct sx_opts *o)
 	SX_OK(iwarp_cm_getaddr("127.0.0.1", 0, &ss));
 	SX_OK(iwarp_cm_bind_addr(n->l, (struct sockaddr *)&ss));
 	SX_OK(iwarp_cm_listen(n->l, 128));
-	n->port = ntohs(((const struct sockaddr_in *)&n->l->src_addr)->sin_port);
+	n->port =
+		ntohs(((const struct sockaddr_in *)&n->l->src_addr)->sin_port);
 	SX_CHECK(n->port != 0, "listener port");
 }
 
@@ -336,7 +342,8 @@ void sx_net_close(struct sx_net *n, long base)
 	side_close(n, &n->srv, "server");
 	sx_phase("quarantine check");
 	bad = sx_mem_check();
-	SX_CHECK(bad == 0, "%d freed buffer(s) written after free (above)", bad);
+	SX_CHECK(bad == 0, "%d freed buffer(s) written after free (above)",
+		 bad);
 	SX_CHECK(sx_mem_live() == base, "%ld library blocks leaked",
 		 sx_mem_live() - base);
 }
@@ -354,7 +361,8 @@ static void qp_attr(struct iwarp_qp_init_attr *qa, struct iwarp_cq *cq,
 	qa->cap.max_recv_sge = 1;
 }
 
-void sx_connect_start(struct sx_net *n, struct sx_conn *k, const struct sx_opts *o)
+void sx_connect_start(struct sx_net *n, struct sx_conn *k,
+		      const struct sx_opts *o)
 {
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
@@ -362,7 +370,8 @@ void sx_connect_start(struct sx_net *n, struct sx_conn *k, const struct sx_opts 
 
 	sx_phase("client resolve + connect");
 	memset(k, 0, sizeof(*k));
-	SX_OK(iwarp_cm_create_id(n->cli.ech, n->cli.ctx, &k->c, k, IWARP_PS_TCP));
+	SX_OK(iwarp_cm_create_id(n->cli.ech, n->cli.ctx, &k->c, k,
+				 IWARP_PS_TCP));
 	SX_OK(iwarp_cm_getaddr("127.0.0.1", n->port, &ss));
 	SX_OK(iwarp_cm_resolve_addr(k->c, NULL, (struct sockaddr *)&ss, 2000));
 	sx_cm_expect(n, n->cli.ech, IWARP_CM_EVENT_ADDR_RESOLVED, k->c);
@@ -400,8 +409,9 @@ void sx_connect(struct sx_net *n, struct sx_conn *k, const struct sx_opts *o)
 	sx_phase("server waits for the request");
 	ev = sx_cm_next(n, n->srv.ech, SX_WAIT_MS);
 	SX_CHECK(ev != NULL, "no CONNECT_REQUEST");
-	SX_CHECK(ev->event == IWARP_CM_EVENT_CONNECT_REQUEST, "server got %s (%d)",
-		 iwarp_cm_event_str(ev->event), ev->status);
+	SX_CHECK(ev->event == IWARP_CM_EVENT_CONNECT_REQUEST,
+		 "server got %s (%d)", iwarp_cm_event_str(ev->event),
+		 ev->status);
 	sx_accept(n, k, ev->id, o);
 	SX_OK(iwarp_cm_ack_event(ev));
 	sx_phase("connect: ESTABLISHED");
@@ -433,8 +443,8 @@ void sx_drive(struct sx_net *n)
 		(void)iwarp_progress(n->cli.ctx);
 }
 
-struct iwarp_cm_event *sx_cm_next(struct sx_net *n, struct iwarp_event_channel *ch,
-				  int ms)
+struct iwarp_cm_event *sx_cm_next(struct sx_net *n,
+				  struct iwarp_event_channel *ch, int ms)
 {
 	uint64_t deadline = sx_now_ms() + (uint64_t)ms;
 	struct iwarp_cm_event *ev;
@@ -446,7 +456,8 @@ struct iwarp_cm_event *sx_cm_next(struct sx_net *n, struct iwarp_event_channel *
 		rc = iwarp_cm_get_event(ch, &ev);
 		if (rc == 0)
 			return ev;
-		SX_CHECK(rc == -EAGAIN, "iwarp_cm_get_event: %s", iwarp_strerror(rc));
+		SX_CHECK(rc == -EAGAIN, "iwarp_cm_get_event: %s",
+			 iwarp_strerror(rc));
 		if (sx_now_ms() >= deadline)
 			return NULL;
 		p.fd = ch->fd;
@@ -500,8 +511,8 @@ static void wait_end(struct sx_net *n, struct iwarp_event_channel *ch,
 			 disc ? "TIMEWAIT_EXIT" : "DISCONNECTED", SX_WAIT_MS);
 		SX_CHECK(ev->id == id, "%s: %s for another id", who,
 			 iwarp_cm_event_str(ev->event));
-		SX_CHECK(ev->event == (disc ? IWARP_CM_EVENT_TIMEWAIT_EXIT :
-					      IWARP_CM_EVENT_DISCONNECTED),
+		SX_CHECK(ev->event == (disc ? IWARP_CM_EVENT_TIMEWAIT_EXIT
+					    : IWARP_CM_EVENT_DISCONNECTED),
 			 "%s: got %s (status %d), wanted %s", who,
 			 iwarp_cm_event_str(ev->event), ev->status,
 			 disc ? "TIMEWAIT_EXIT" : "DISCONNECTED");
@@ -545,7 +556,8 @@ void sx_conn_close(struct sx_conn *k)
 	memset(k, 0, sizeof(*k));
 }
 
-void sx_poll(struct sx_net *n, struct iwarp_cq *cq, struct iwarp_wc *wc, int want)
+void sx_poll(struct sx_net *n, struct iwarp_cq *cq, struct iwarp_wc *wc,
+	     int want)
 {
 	uint64_t last = sx_now_ms();
 	int got = 0, r;
@@ -573,12 +585,14 @@ int sx_check_prefix(const struct iwarp_wc *wc, int cnt, uint64_t first,
 	int i, ok = 0;
 
 	for (i = 0; i < cnt; i++) {
-		SX_CHECK(wc[i].wr_id == first + (uint64_t)i,
-			 "completion %d: wr_id %llu, wanted %llu (posting order)",
-			 i, (unsigned long long)wc[i].wr_id,
-			 (unsigned long long)(first + (uint64_t)i));
+		SX_CHECK(
+			wc[i].wr_id == first + (uint64_t)i,
+			"completion %d: wr_id %llu, wanted %llu (posting order)",
+			i, (unsigned long long)wc[i].wr_id,
+			(unsigned long long)(first + (uint64_t)i));
 		if (wc[i].status == IWARP_WC_SUCCESS) {
-			SX_CHECK(!bad, "wr %llu: success after an error completion",
+			SX_CHECK(!bad,
+				 "wr %llu: success after an error completion",
 				 (unsigned long long)wc[i].wr_id);
 			ok++;
 			continue;
@@ -632,8 +646,8 @@ int sx_post_recv(struct iwarp_qp *qp, uint64_t wr_id, struct iwarp_mr *mr,
 }
 
 int sx_post_send(struct iwarp_qp *qp, uint64_t wr_id, enum iwarp_wr_opcode op,
-		 unsigned int flags, struct iwarp_mr *mr, void *addr, uint32_t len,
-		 uint64_t raddr, uint32_t rkey)
+		 unsigned int flags, struct iwarp_mr *mr, void *addr,
+		 uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct iwarp_send_wr wr, *bad;
 	struct iwarp_sge sge;

@@ -4,9 +4,9 @@
  * Each stress program runs one scenario for N iterations (IWARP_STRESS_ITERS,
  * else the program's short default), each iteration under a watchdog
  * (alarm(2), SX_ITER_LIMIT_S; IWARP_STRESS_ONLY=<text> repeats the one
- * variant whose name contains <text>): a hang prints the scenario, the iteration and
- * the phase it was in, then exits 1. A failed check prints the same and the
- * reason, then exits 1; nothing is silent. At the end a line
+ * variant whose name contains <text>): a hang prints the scenario, the
+ * iteration and the phase it was in, then exits 1. A failed check prints the
+ * same and the reason, then exits 1; nothing is silent. At the end a line
  *   stress <name>: N iterations, N passed (<variant counts>)
  * is printed. The programs use only the public API, plus the allocator seam
  * (util/mem.h), which tests/stress/sx_mem.c replaces with a quarantining
@@ -24,10 +24,10 @@
 
 #include "iwarp/iwarp.h"
 
-#define SX_ITER_LIMIT_S 120   /* watchdog of one iteration */
-#define SX_WAIT_MS 20000      /* bound of any single wait for an event */
+#define SX_ITER_LIMIT_S	  120	/* watchdog of one iteration */
+#define SX_WAIT_MS	  20000 /* bound of any single wait for an event */
 #define SX_QUARANTINE_MIN ((size_t)64 << 10)
-#define SX_MIB ((size_t)1 << 20)
+#define SX_MIB		  ((size_t)1 << 20)
 
 /* ---- running ---------------------------------------------------------- */
 
@@ -46,7 +46,7 @@ void sx_check_failed(const char *file, int line, const char *cond,
 #define SX_CHECK(cond, ...)                                                    \
 	do {                                                                   \
 		if (!(cond))                                                   \
-			sx_check_failed(__FILE__, __LINE__, #cond,     \
+			sx_check_failed(__FILE__, __LINE__, #cond,             \
 					__VA_ARGS__);                          \
 	} while (0)
 /* rc of a library call must be 0 (prints iwarp_strerror otherwise). */
@@ -80,7 +80,8 @@ uint64_t sx_rand(void);
  */
 int sx_main(const char *name, int short_iters, void (*iter)(int i));
 
-/* ---- quarantining allocator (sx_mem.c) ------------------------------------ */
+/* ---- quarantining allocator (sx_mem.c) ------------------------------------
+ */
 
 /* Buffers for test memory that the library may write into (MRs): the same
  * quarantine as library blocks, whatever their size. */
@@ -106,7 +107,7 @@ struct sx_net {
 	struct sx_side srv, cli;
 	struct iwarp_cm_id *l;
 	uint16_t port;
-	bool inl; /* IWARP_PROGRESS_INLINE: waits drive both engines */
+	bool inl;	  /* IWARP_PROGRESS_INLINE: waits drive both engines */
 	bool drain_stray; /* at close, a late CONNECT_REQUEST is acked and its
 			   * id destroyed instead of failing */
 };
@@ -117,12 +118,12 @@ struct sx_conn {
 
 struct sx_opts {
 	enum iwarp_progress_mode progress;
-	int cqe;             /* CQ entries of each side (default 1024) */
+	int cqe;	      /* CQ entries of each side (default 1024) */
 	int cli_cqe, srv_cqe; /* per side, overriding cqe */
 	uint32_t max_send_wr; /* default 128 */
 	uint32_t max_recv_wr; /* default 128 */
-	int crc;             /* request CRC */
-	uint32_t grace_ms;   /* mpa_reply_grace_ms (default 0) */
+	int crc;	      /* request CRC */
+	uint32_t grace_ms;    /* mpa_reply_grace_ms (default 0) */
 };
 
 /* Both contexts (|o| NULL: defaults), a CQ per side, the listener. */
@@ -132,7 +133,8 @@ void sx_net_open(struct sx_net *n, const struct sx_opts *o);
 void sx_net_close(struct sx_net *n, long base);
 
 /* Client id resolved, QP created, connect sent. */
-void sx_connect_start(struct sx_net *n, struct sx_conn *k, const struct sx_opts *o);
+void sx_connect_start(struct sx_net *n, struct sx_conn *k,
+		      const struct sx_opts *o);
 /* Server: QP for the request |id|, accept. */
 void sx_accept(struct sx_net *n, struct sx_conn *k, struct iwarp_cm_id *id,
 	       const struct sx_opts *o);
@@ -141,8 +143,8 @@ void sx_connect(struct sx_net *n, struct sx_conn *k, const struct sx_opts *o);
 
 /* Next CM event of |ch| within SX_WAIT_MS (driving INLINE engines);
  * returns it unacked, or NULL when |ms| passed. */
-struct iwarp_cm_event *sx_cm_next(struct sx_net *n, struct iwarp_event_channel *ch,
-				  int ms);
+struct iwarp_cm_event *sx_cm_next(struct sx_net *n,
+				  struct iwarp_event_channel *ch, int ms);
 /* Next event must be |type| for |id| (NULL: any id); acks; returns status. */
 int sx_cm_expect(struct sx_net *n, struct iwarp_event_channel *ch,
 		 enum iwarp_cm_event_type type, struct iwarp_cm_id *id);
@@ -160,7 +162,8 @@ void sx_conn_close(struct sx_conn *k);
 
 /* Polls |cq| until |want| completions are in |wc| (bounded: SX_WAIT_MS
  * without a new one fails). Drives INLINE engines of |n|. */
-void sx_poll(struct sx_net *n, struct iwarp_cq *cq, struct iwarp_wc *wc, int want);
+void sx_poll(struct sx_net *n, struct iwarp_cq *cq, struct iwarp_wc *wc,
+	     int want);
 
 /* Checks |cnt| completions: wr_ids first.. in order, a success prefix then
  * IWARP_WC_WR_FLUSH_ERR (|alt_err|, when not SUCCESS, is accepted as the one
@@ -176,8 +179,8 @@ bool sx_async_wait(struct sx_net *n, struct iwarp_context *ctx,
 int sx_post_recv(struct iwarp_qp *qp, uint64_t wr_id, struct iwarp_mr *mr,
 		 void *addr, uint32_t len);
 int sx_post_send(struct iwarp_qp *qp, uint64_t wr_id, enum iwarp_wr_opcode op,
-		 unsigned int flags, struct iwarp_mr *mr, void *addr, uint32_t len,
-		 uint64_t raddr, uint32_t rkey);
+		 unsigned int flags, struct iwarp_mr *mr, void *addr,
+		 uint32_t len, uint64_t raddr, uint32_t rkey);
 
 /* The state of |qp| (iwarp_query_qp). */
 enum iwarp_qp_state sx_qp_state(struct iwarp_qp *qp);

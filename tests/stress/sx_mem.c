@@ -34,17 +34,18 @@
 #endif
 #ifdef SX_ASAN
 #include <sanitizer/asan_interface.h>
-#define sx_poison(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define sx_poison(p, n)	  ASAN_POISON_MEMORY_REGION(p, n)
 #define sx_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
-#define sx_poison(p, n) ((void)(p), (void)(n))
+#define sx_poison(p, n)	  ((void)(p), (void)(n))
 #define sx_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
-#define HDR 128u /* header in front of every block (keeps 16-octet alignment) */
-#define MAGIC_HEAP 0x5348454150u /* "SHEAP" */
-#define MAGIC_MAP 0x534d4150u    /* "SMAP" */
-#define MAGIC_FREED 0x46524545u  /* "FREE" */
+#define HDR 128u /* header in front of every block (keeps 16-octet alignment)  \
+		  */
+#define MAGIC_HEAP  0x5348454150u /* "SHEAP" */
+#define MAGIC_MAP   0x534d4150u	  /* "SMAP" */
+#define MAGIC_FREED 0x46524545u	  /* "FREE" */
 #define SITE_FRAMES 7
 
 struct blk_hdr {
@@ -85,7 +86,8 @@ static size_t page_size(void)
 
 static uint8_t canary_byte(size_t i)
 {
-	uint64_t w = 0xFEE1DEADC0DEF00Dull ^ ((uint64_t)(i >> 3) * 0x9E3779B97F4A7C15ull);
+	uint64_t w = 0xFEE1DEADC0DEF00Dull ^
+		     ((uint64_t)(i >> 3) * 0x9E3779B97F4A7C15ull);
 
 	return (uint8_t)(w >> ((i & 7u) * 8u));
 }
@@ -126,7 +128,8 @@ static struct blk_hdr *hdr_of(void *p)
 	struct blk_hdr *h = (struct blk_hdr *)(void *)((uint8_t *)p - HDR);
 
 	if (h->magic != MAGIC_HEAP && h->magic != MAGIC_MAP) {
-		fprintf(stderr, "sx_mem: free of %p: not a live block (magic %#llx)\n",
+		fprintf(stderr,
+			"sx_mem: free of %p: not a live block (magic %#llx)\n",
 			p, (unsigned long long)h->magic);
 		abort();
 	}
@@ -175,18 +178,22 @@ static void print_site(const struct blk_hdr *h)
 	int rc;
 
 	for (i = 0; i < h->nsite; i++) {
-		if (!dladdr(h->site[i], &di) || !di.dli_fname || !di.dli_fbase) {
+		if (!dladdr(h->site[i], &di) || !di.dli_fname ||
+		    !di.dli_fbase) {
 			fprintf(stderr, "    %p\n", h->site[i]);
 			continue;
 		}
 		fflush(stderr);
-		snprintf(cmd, sizeof(cmd),
-			 "addr2line -f -p -e '%s' %#lx 2>/dev/null | sed 's/^/    /' 1>&2"
-			 " || echo '    %s+%#lx' 1>&2",
-			 di.dli_fname,
-			 (unsigned long)((uintptr_t)h->site[i] - (uintptr_t)di.dli_fbase - 1u),
-			 di.dli_fname,
-			 (unsigned long)((uintptr_t)h->site[i] - (uintptr_t)di.dli_fbase));
+		snprintf(
+			cmd, sizeof(cmd),
+			"addr2line -f -p -e '%s' %#lx 2>/dev/null | sed 's/^/    /' 1>&2"
+			" || echo '    %s+%#lx' 1>&2",
+			di.dli_fname,
+			(unsigned long)((uintptr_t)h->site[i] -
+					(uintptr_t)di.dli_fbase - 1u),
+			di.dli_fname,
+			(unsigned long)((uintptr_t)h->site[i] -
+					(uintptr_t)di.dli_fbase));
 		rc = system(cmd);
 		(void)rc;
 	}
@@ -253,7 +260,8 @@ void *sx_buf_alloc(size_t len)
 	void *p = blk_alloc(len ? len : 1, true, false);
 
 	if (!p) {
-		fprintf(stderr, "sx_buf_alloc(%zu): %s\n", len, strerror(errno));
+		fprintf(stderr, "sx_buf_alloc(%zu): %s\n", len,
+			strerror(errno));
 		abort();
 	}
 	return p;
@@ -270,7 +278,8 @@ long sx_mem_live(void)
 	return __atomic_load_n(&mem_live, __ATOMIC_RELAXED);
 }
 
-/* ---- the seam (util/mem.h) ------------------------------------------------ */
+/* ---- the seam (util/mem.h) ------------------------------------------------
+ */
 
 void *iw_malloc(size_t size)
 {
