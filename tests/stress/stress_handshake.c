@@ -8,6 +8,8 @@
  *    order);
  *  - the server, right after iwarp_cm_accept (random pause up to 2 ms:
  *    races the MPA Reply), in either order;
+ *  - half the time with a random gap between the QP's destroy and the
+ *    id's (the exchange may complete in it);
  *  - the server, destroying the request's id without accept or reject.
  * The other side must reach an end in bounded time (ESTABLISHED then
  * DISCONNECTED, or REJECTED / CONNECT_ERROR / UNREACHABLE), nothing may
@@ -43,12 +45,16 @@ static unsigned int pause_us(uint64_t r, unsigned int max)
 	return (unsigned int)((r >> 8) & ((1u << bits) - 1u)) % max;
 }
 
-static void destroy(struct iwarp_cm_id *id, bool qp_first)
+/* Destroys |id|'s QP, then (after |gap_us|: the engine may finish the
+ * exchange in between) the id. */
+static void destroy(struct iwarp_cm_id *id, bool qp_first, unsigned int gap_us)
 {
 	if (qp_first && id->qp)
 		SX_OK(iwarp_destroy_qp(id->qp));
 	else
 		iwarp_cm_destroy_qp(id);
+	if (gap_us)
+		sx_usleep(gap_us);
 	SX_OK(iwarp_cm_destroy_id(id));
 }
 
@@ -130,7 +136,7 @@ static void survive(struct sx_net *n, struct iwarp_event_channel *ch,
 		SX_OK(iwarp_cm_ack_event(ev));
 	}
 	sx_phase(server ? "server: destroy" : "client: destroy");
-	destroy(id, false);
+	destroy(id, false, 0);
 }
 
 static void iter(int it)
@@ -138,6 +144,8 @@ static void iter(int it)
 	long base = sx_mem_live();
 	enum how how = (enum how)sx_pick(it, names, HOW_COUNT);
 	uint64_t r = sx_rand();
+	/* half the time a gap between the QP's destroy and the id's */
+	unsigned int gap = (r >> 40) & 1 ? pause_us(r >> 41, 2048u) : 0;
 	struct iwarp_cm_event *ev;
 	struct sx_opts o;
 	struct sx_net n;
@@ -155,7 +163,7 @@ static void iter(int it)
 	if (how == CLI_CM_ORDER || how == CLI_QP_FIRST) {
 		sx_usleep(pause_us(r >> 16, 4096u));
 		sx_phase(names[how]);
-		destroy(k.c, how == CLI_QP_FIRST);
+		destroy(k.c, how == CLI_QP_FIRST, gap);
 		survive(&n, n.srv.ech, NULL, true, 200);
 	} else {
 		sx_phase("server waits for the request");
@@ -170,7 +178,7 @@ static void iter(int it)
 		SX_OK(iwarp_cm_ack_event(ev));
 		sx_usleep(pause_us(r >> 16, 2048u));
 		sx_phase(names[how]);
-		destroy(k.s, how == SRV_QP_FIRST);
+		destroy(k.s, how == SRV_QP_FIRST, gap);
 		survive(&n, n.cli.ech, k.c, false, 0);
 	}
 	sx_net_close(&n, base);
