@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -123,10 +124,12 @@ static const int sx_crash_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 static struct sigaction
 	sx_crash_old[sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0])];
 
-static void sx_crash(int sig)
+static void sx_crash(int sig, siginfo_t *si, void *uc)
 {
+	void *bt[24];
 	size_t i;
 
+	(void)uc;
 	sx_wr(sx_prefix);
 	sx_wr(" (");
 	sx_wr(sx_cur_var);
@@ -134,7 +137,13 @@ static void sx_crash(int sig)
 	sx_wr(sx_cur_phase);
 	sx_wr("]: crashed: ");
 	sx_wr(strsignal(sig));
-	sx_wr("\nFAIL: stress ");
+	sx_wr("\n");
+	if (sig == SIGSEGV || sig == SIGBUS) {
+		sx_mem_describe(si->si_addr);
+		sx_wr("crash backtrace:\n");
+		backtrace_symbols_fd(bt, backtrace(bt, 24), 2);
+	}
+	sx_wr("FAIL: stress ");
 	sx_wr(sx_name);
 	sx_wr("\n");
 	for (i = 0; i < sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0]); i++)
@@ -150,8 +159,8 @@ static void sx_crash_handlers(void)
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = sx_crash;
-	sa.sa_flags = SA_NODEFER;
+	sa.sa_sigaction = sx_crash;
+	sa.sa_flags = SA_NODEFER | SA_SIGINFO;
 	for (i = 0; i < sizeof(sx_crash_sigs) / sizeof(sx_crash_sigs[0]); i++)
 		sigaction(sx_crash_sigs[i], &sa, &sx_crash_old[i]);
 }

@@ -13,7 +13,8 @@
  * allocator: freed blocks of SX_QUARANTINE_MIN octets or more stay mapped,
  * filled with a canary, and are checked after every iteration (once the
  * contexts are closed) for writes after free (e.g. by the kernel, which no
- * sanitizer sees).
+ * sanitizer sees); without ASan, smaller library blocks each get their own
+ * pages, PROT_NONE once freed, so a use after free faults.
  */
 #ifndef IWARP_TESTS_STRESS_SX_H
 #define IWARP_TESTS_STRESS_SX_H
@@ -90,6 +91,9 @@ void sx_buf_free(void *p);
 /* Checks every quarantined block; reports each damaged one. Releases the
  * blocks freed before the previous check. Returns the number damaged. */
 int sx_mem_check(void);
+/* If |addr| is in a freed block, says which (allocation backtrace):
+ * for the crash handler. */
+void sx_mem_describe(const void *addr);
 /* Library blocks live (the seam's count). */
 long sx_mem_live(void);
 

@@ -8,7 +8,10 @@
  * user-space access after free is an ASan report and a write by the kernel
  * (a RECVMSG still in flight into the buffer: no sanitizer sees it) shows up
  * as canary damage at the next sx_mem_check. A block is checked twice before
- * it is unmapped. Smaller blocks go to malloc (ASan's own quarantine).
+ * it is unmapped. Smaller library blocks go to malloc under ASan (its own
+ * quarantine); without ASan each gets its own pages, made PROT_NONE on free
+ * and unmapped after two checks, so a use after free faults (the crash
+ * handler names the block: sx_mem_describe).
  */
 #include "config.h"
 
@@ -41,8 +44,9 @@
 #define sx_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
-#define HDR 128u /* header in front of every block (keeps 16-octet alignment)  \
-		  */
+#define HDR                                                                    \
+	128u /* header in front of every block (keeps 16-octet alignment)      \
+	      */
 #define MAGIC_HEAP  0x5348454150u /* "SHEAP" */
 #define MAGIC_MAP   0x534d4150u	  /* "SMAP" */
 #define MAGIC_FREED 0x46524545u	  /* "FREE" */
@@ -53,7 +57,8 @@ struct blk_hdr {
 	size_t len;
 	void *site[SITE_FRAMES]; /* allocation backtrace (mmap'ed blocks) */
 	uint32_t nsite;
-	uint32_t lib; /* 1: allocated through the library seam */
+	uint16_t lib;	/* 1: allocated through the library seam */
+	uint16_t guard; /* 1: freed = PROT_NONE (no canary) */
 };
 
 struct qnode {
@@ -62,6 +67,10 @@ struct qnode {
 	uint8_t *user;
 	size_t len;
 	unsigned long gen; /* check generation when it was freed */
+	bool guard;	   /* PROT_NONE since its free */
+	bool lib;
+	uint32_t nsite;
+	void *site[SITE_FRAMES];
 	struct qnode *next;
 };
 
@@ -92,7 +101,9 @@ static uint8_t canary_byte(size_t i)
 	return (uint8_t)(w >> ((i & 7u) * 8u));
 }
 
-static void *blk_alloc(size_t size, bool map, bool lib)
+/* |map|: 0 malloc, 1 canary (mmap, checked after free), 2 guard (mmap,
+ * PROT_NONE after free: any access faults). */
+static void *blk_alloc(size_t size, int map, bool lib)
 {
 	struct blk_hdr *h;
 	uint8_t *base;
@@ -116,6 +127,7 @@ static void *blk_alloc(size_t size, bool map, bool lib)
 		h = (struct blk_hdr *)(void *)base;
 		memset(h, 0, sizeof(*h));
 		h->magic = MAGIC_MAP;
+		h->guard = map == 2;
 		h->nsite = (uint32_t)backtrace(h->site, SITE_FRAMES);
 	}
 	h->len = size;
@@ -157,10 +169,22 @@ static void blk_free(void *p)
 	q->len = h->len;
 	q->map = (uint8_t *)p - ps;
 	q->maplen = ps + ((h->len + ps - 1) / ps) * ps;
+	q->guard = h->guard;
+	q->lib = h->lib;
+	q->nsite = h->nsite;
+	memcpy(q->site, h->site, sizeof(q->site));
 	h->magic = MAGIC_FREED;
-	for (i = 0; i < q->len; i++)
-		q->user[i] = canary_byte(i);
-	sx_poison(q->user, q->len);
+	if (q->guard) {
+		if (mprotect(q->map, q->maplen, PROT_NONE) != 0) {
+			fprintf(stderr, "sx_mem: mprotect: %s\n",
+				strerror(errno));
+			abort();
+		}
+	} else {
+		for (i = 0; i < q->len; i++)
+			q->user[i] = canary_byte(i);
+		sx_poison(q->user, q->len);
+	}
 	pthread_mutex_lock(&q_lock);
 	q->gen = q_gen;
 	q->next = q_head;
@@ -168,19 +192,18 @@ static void blk_free(void *p)
 	pthread_mutex_unlock(&q_lock);
 }
 
-/* Prints the allocation backtrace of |h|, each frame named by addr2line(1)
+/* Prints an allocation backtrace, each frame named by addr2line(1)
  * (its module and offset when addr2line is missing). */
-static void print_site(const struct blk_hdr *h)
+static void print_site(void *const *site, uint32_t nsite)
 {
 	char cmd[1024];
 	Dl_info di;
 	uint32_t i;
 	int rc;
 
-	for (i = 0; i < h->nsite; i++) {
-		if (!dladdr(h->site[i], &di) || !di.dli_fname ||
-		    !di.dli_fbase) {
-			fprintf(stderr, "    %p\n", h->site[i]);
+	for (i = 0; i < nsite; i++) {
+		if (!dladdr(site[i], &di) || !di.dli_fname || !di.dli_fbase) {
+			fprintf(stderr, "    %p\n", site[i]);
 			continue;
 		}
 		fflush(stderr);
@@ -189,10 +212,10 @@ static void print_site(const struct blk_hdr *h)
 			"addr2line -f -p -e '%s' %#lx 2>/dev/null | sed 's/^/    /' 1>&2"
 			" || echo '    %s+%#lx' 1>&2",
 			di.dli_fname,
-			(unsigned long)((uintptr_t)h->site[i] -
+			(unsigned long)((uintptr_t)site[i] -
 					(uintptr_t)di.dli_fbase - 1u),
 			di.dli_fname,
-			(unsigned long)((uintptr_t)h->site[i] -
+			(unsigned long)((uintptr_t)site[i] -
 					(uintptr_t)di.dli_fbase));
 		rc = system(cmd);
 		(void)rc;
@@ -203,9 +226,9 @@ static void print_site(const struct blk_hdr *h)
 static int q_check(const struct qnode *q)
 {
 	size_t i, first = 0, last = 0, changed = 0;
-	const struct blk_hdr *h =
-		(const struct blk_hdr *)(const void *)(q->user - HDR);
 
+	if (q->guard)
+		return 0; /* PROT_NONE: an access faulted already */
 	sx_unpoison(q->user, q->len);
 	for (i = 0; i < q->len; i++) {
 		if (q->user[i] == canary_byte(i))
@@ -225,10 +248,10 @@ static int q_check(const struct qnode *q)
 		" (a build without ASan cannot tell kernel from user-space writes)"
 #endif
 		"; allocated at:\n",
-		h->lib ? "library" : "test", q->len, (const void *)q->user,
+		q->lib ? "library" : "test", q->len, (const void *)q->user,
 		changed, first, last);
 	fflush(stderr);
-	print_site(h);
+	print_site(q->site, q->nsite);
 	return 1;
 }
 
@@ -243,7 +266,8 @@ int sx_mem_check(void)
 		if (q->gen < q_gen) {
 			/* freed before the previous check: checked twice now */
 			*pp = q->next;
-			sx_unpoison(q->user, q->len);
+			if (!q->guard)
+				sx_unpoison(q->user, q->len);
 			munmap(q->map, q->maplen);
 			free(q);
 			continue;
@@ -257,7 +281,7 @@ int sx_mem_check(void)
 
 void *sx_buf_alloc(size_t len)
 {
-	void *p = blk_alloc(len ? len : 1, true, false);
+	void *p = blk_alloc(len ? len : 1, 1, false);
 
 	if (!p) {
 		fprintf(stderr, "sx_buf_alloc(%zu): %s\n", len,
@@ -273,6 +297,26 @@ void sx_buf_free(void *p)
 		blk_free(p);
 }
 
+void sx_mem_describe(const void *addr)
+{
+	const uint8_t *a = addr;
+	const struct qnode *q;
+
+	/* a dying process: no lock (the faulting thread may hold it) */
+	for (q = q_head; q; q = q->next) {
+		if (a < q->map || a >= q->map + q->maplen)
+			continue;
+		fprintf(stderr,
+			"use after free: %s block of %zu octets at %p, read or "
+			"written at offset %td after its free; allocated at:\n",
+			q->lib ? "library" : "test", q->len,
+			(const void *)q->user, a - q->user);
+		fflush(stderr);
+		print_site(q->site, q->nsite);
+		return;
+	}
+}
+
 long sx_mem_live(void)
 {
 	return __atomic_load_n(&mem_live, __ATOMIC_RELAXED);
@@ -281,9 +325,23 @@ long sx_mem_live(void)
 /* ---- the seam (util/mem.h) ------------------------------------------------
  */
 
+/* How a library block of |size| is kept: the canary for big ones (the
+ * kernel may write into them), small ones with ASan's own quarantine, or
+ * without ASan on their own pages, PROT_NONE once freed. */
+static int lib_kind(size_t size)
+{
+	if (size >= SX_QUARANTINE_MIN)
+		return 1;
+#ifdef SX_ASAN
+	return 0;
+#else
+	return 2;
+#endif
+}
+
 void *iw_malloc(size_t size)
 {
-	void *p = blk_alloc(size ? size : 1, size >= SX_QUARANTINE_MIN, true);
+	void *p = blk_alloc(size ? size : 1, lib_kind(size), true);
 
 	if (!p) {
 		errno = ENOMEM;
@@ -317,7 +375,7 @@ void *iw_realloc(void *p, size_t size)
 	if (!p)
 		return iw_malloc(size);
 	h = hdr_of(p);
-	q = blk_alloc(size ? size : 1, size >= SX_QUARANTINE_MIN, true);
+	q = blk_alloc(size ? size : 1, lib_kind(size), true);
 	if (!q) {
 		errno = ENOMEM;
 		return NULL;
