@@ -141,7 +141,7 @@ static void sx_crash(int sig, siginfo_t *si, void *uc)
 	if (sig == SIGSEGV || sig == SIGBUS) {
 		sx_mem_describe(si->si_addr);
 		sx_wr("crash backtrace:\n");
-		backtrace_symbols_fd(bt, backtrace(bt, 24), 2);
+		sx_print_frames(bt, (uint32_t)backtrace(bt, 24));
 	}
 	sx_wr("FAIL: stress ");
 	sx_wr(sx_name);

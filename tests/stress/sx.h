@@ -91,6 +91,9 @@ void sx_buf_free(void *p);
 /* Checks every quarantined block; reports each damaged one. Releases the
  * blocks freed before the previous check. Returns the number damaged. */
 int sx_mem_check(void);
+/* Prints |n| return addresses, each named by addr2line(1) (module and
+ * offset when it is missing). */
+void sx_print_frames(void *const *frames, uint32_t n);
 /* If |addr| is in a freed block, says which (allocation backtrace):
  * for the crash handler. */
 void sx_mem_describe(const void *addr);

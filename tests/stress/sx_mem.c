@@ -194,7 +194,7 @@ static void blk_free(void *p)
 
 /* Prints an allocation backtrace, each frame named by addr2line(1)
  * (its module and offset when addr2line is missing). */
-static void print_site(void *const *site, uint32_t nsite)
+void sx_print_frames(void *const *site, uint32_t nsite)
 {
 	char cmd[1024];
 	Dl_info di;
@@ -251,7 +251,7 @@ static int q_check(const struct qnode *q)
 		q->lib ? "library" : "test", q->len, (const void *)q->user,
 		changed, first, last);
 	fflush(stderr);
-	print_site(q->site, q->nsite);
+	sx_print_frames(q->site, q->nsite);
 	return 1;
 }
 
@@ -301,8 +301,10 @@ void sx_mem_describe(const void *addr)
 {
 	const uint8_t *a = addr;
 	const struct qnode *q;
+	/* a dying process: if the lock is taken (by the faulting thread
+	 * itself, maybe), walk the list without it */
+	bool locked = pthread_mutex_trylock(&q_lock) == 0;
 
-	/* a dying process: no lock (the faulting thread may hold it) */
 	for (q = q_head; q; q = q->next) {
 		if (a < q->map || a >= q->map + q->maplen)
 			continue;
@@ -312,9 +314,11 @@ void sx_mem_describe(const void *addr)
 			q->lib ? "library" : "test", q->len,
 			(const void *)q->user, a - q->user);
 		fflush(stderr);
-		print_site(q->site, q->nsite);
-		return;
+		sx_print_frames(q->site, q->nsite);
+		break;
 	}
+	if (locked)
+		pthread_mutex_unlock(&q_lock);
 }
 
 long sx_mem_live(void)
