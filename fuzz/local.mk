@@ -46,3 +46,12 @@ fuzz-smoke: $(FUZZ_TARGETS)
 .PHONY: fuzz-smoke
 CLEANFILES += -r fuzz-work
 EXTRA_DIST += fuzz/corpus
+
+# `make fuzz-long`: every target for $(FUZZ_MINUTES) minutes (fuzz/long.sh),
+# one summary line per target with its executions and crashes.
+FUZZ_MINUTES = 10
+fuzz-long: $(FUZZ_TARGETS)
+	@$(SHELL) $(srcdir)/fuzz/long.sh $(FUZZ_MINUTES) $(srcdir) $(FUZZ_TARGETS)
+.PHONY: fuzz-long
+CLEANFILES += -r fuzz-long
+EXTRA_DIST += fuzz/long.sh
