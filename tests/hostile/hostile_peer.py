@@ -35,10 +35,6 @@ BOUND = 20.0  # seconds: every single wait of the suite
 # Known library bugs: case name -> (text the failure message must contain,
 # what is wrong). Reported as XFAIL; a failure for another reason is a FAIL.
 KNOWN_FAILURES = {
-    "flood_beyond_fd_limit": (
-        "busy loop",
-        "io/net.c re-arms accept at once after EMFILE/ENFILE: the progress "
-        "thread spins until the MPA timer frees descriptors"),
 }
 
 # ---------------------------------------------------------------------------
