@@ -53,7 +53,7 @@ static int fk_mem_get(void *owner, uint32_t stag, int access, uint64_t to,
 	if (to + len < to)
 		return tagged_ddp ? IWARP_ERR_DDP_TO_WRAP :
 				    IWARP_ERR_RDMAP_TO_WRAP;
-	base = (uint64_t)(uintptr_t)r->buf;
+	base = r->base;
 	if (to < base || to + len > base + r->len)
 		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS :
 				    IWARP_ERR_RDMAP_BOUNDS;
@@ -86,7 +86,7 @@ static int fk_mem_check_local(void *owner, const struct iwarp_sge *sge,
 		return -EINVAL;
 	if (access && !fk_access_ok(r->access, access))
 		return -EACCES;
-	base = (uint64_t)(uintptr_t)r->buf;
+	base = r->base;
 	if (sge->addr < base || sge->addr + sge->length > base + r->len)
 		return -EFAULT;
 	return 0;
@@ -362,6 +362,7 @@ struct fk_region *fk_region_add_ext(struct fk_owner *o, uint32_t stag,
 	r->buf = r->mem + FK_GUARD;
 	memset(r->buf, fill, len);
 	r->len = len;
+	r->base = (uint64_t)(uintptr_t)r->buf;
 	r->stag = stag;
 	r->access = access;
 	r->valid = true;

@@ -33,6 +33,9 @@ struct fk_region {
 	uint8_t *mem;        /* guard + buf + guard */
 	uint8_t *buf;
 	size_t len;
+	uint64_t base;       /* TO of buf[0]: (uintptr_t)buf unless changed
+			      * (the engine dereferences only addresses that
+			      * mem_get returns and those of Send/RQE SGEs) */
 	long refs;           /* references held (mem_get - mem_put) */
 	bool ext;            /* |mem| is the caller's (not freed) */
 };
