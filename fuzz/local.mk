@@ -28,7 +28,7 @@ fuzz_fuzz_conn_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/tests
 fuzz_fuzz_conn_LDADD = $(FUZZ_LINKWITH)
 fuzz_fuzz_conn_LDFLAGS = $(FUZZ_LINKFLAGS)
 endif
-EXTRA_DIST += fuzz/fuzz_decode.c fuzz/fuzz_mpa_rx.c fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c fuzz/fuzz_conn.c
+EXTRA_DIST += fuzz/fuzz_decode.c fuzz/fuzz_mpa_rx.c fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c fuzz/fuzz_conn.c fuzz/gen_conn_seeds.py
 FUZZ_LINKWITH = libiwarp-core.la
 FUZZ_LINKFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 

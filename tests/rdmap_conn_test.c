@@ -657,6 +657,9 @@ enum bad_kind {
 	BAD_MO,
 	BAD_RREQ_STAG,
 	BAD_CRC,
+	BAD_SEND_INV,
+	BAD_RREQ_BOUNDS,
+	BAD_RREQ_STREAM,
 	BAD_COUNT
 };
 
@@ -709,6 +712,15 @@ static const struct bad_case bad_cases[BAD_COUNT] = {
 			   IWARP_RDMAP_ECODE_INVALID_STAG, true, true},
 	[BAD_CRC] = {IWARP_TERM_LAYER_LLP, IWARP_LLP_ETYPE_MPA,
 		     IWARP_LLP_ECODE_CRC, false, false},
+	[BAD_SEND_INV] = {IWARP_TERM_LAYER_RDMAP,
+			  IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
+			  IWARP_RDMAP_ECODE_CANT_INVALIDATE, true, false},
+	[BAD_RREQ_BOUNDS] = {IWARP_TERM_LAYER_RDMAP,
+			     IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
+			     IWARP_RDMAP_ECODE_BASE_BOUNDS, true, true},
+	[BAD_RREQ_STREAM] = {IWARP_TERM_LAYER_RDMAP,
+			     IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
+			     IWARP_RDMAP_ECODE_ACCESS_RIGHTS, true, true},
 };
 
 START_TEST(test_protocol_errors)
@@ -801,6 +813,22 @@ START_TEST(test_protocol_errors)
 		h = hdr_untagged(RDMAP_OP_SEND, DDP_QN_SEND, 1);
 		ulen = ulpdu_build(ul, &h, pay, 10);
 		break;
+	case BAD_SEND_INV: /* 0x20 cannot be invalidated */
+		h = hdr_untagged(RDMAP_OP_SEND_INV, DDP_QN_SEND, 1);
+		h.rsvdulp = 0x20;
+		ulen = ulpdu_build(ul, &h, pay, 10);
+		break;
+	case BAD_RREQ_BOUNDS:
+	case BAD_RREQ_STREAM:
+		memset(&rr, 0, sizeof(rr));
+		rr.sink_stag = 0x77;
+		rr.size = _i == BAD_RREQ_BOUNDS ? 1025 : 16;
+		rr.src_stag = 0x24;
+		rr.src_to = (uintptr_t)ro->buf;
+		ulen = rdmap_rreq_msg_encode(ul, 1, &rr);
+		if (_i == BAD_RREQ_STREAM)
+			b.stream_access = IWARP_ACCESS_REMOTE_WRITE;
+		break;
 	case BAD_COUNT:
 		break;
 	}
@@ -827,10 +855,16 @@ START_TEST(test_protocol_errors)
 	/* nothing of the failed message was placed */
 	for (n = 0; n < 1024; n++)
 		ck_assert_uint_eq(dst->buf[n], 0x5A);
-	/* (a Send whose CRC fails may have been placed: its completion is
-	 * an error, which is all RFC 5041 §5 promises) */
-	for (n = 0; n < 64 && _i != BAD_CRC; n++)
+	/* (a Send whose CRC fails, or whose Invalidate fails, may have been
+	 * placed: its completion is an error, RFC 5041 §5, RFC 5040 §6.2) */
+	for (n = 0; n < 64 && _i != BAD_CRC && _i != BAD_SEND_INV; n++)
 		ck_assert_uint_eq(rq->buf[n], 0x5A);
+	if (_i == BAD_SEND_INV) {
+		/* the message arrived, its Invalidate failed (RFC 5040 §6.2) */
+		ck_assert_int_eq(b.nrcq, 1);
+		ck_assert_int_eq(b.rcq[0].status, IWARP_WC_LOC_PROT_ERR);
+		ck_assert(dst->valid);
+	}
 	/* the TERMINATE was sent: the QP is in ERR with that cause */
 	ck_assert_int_eq(b.set_error_calls, 1);
 	ck_assert(b.err_cause_valid);
@@ -848,6 +882,92 @@ START_TEST(test_protocol_errors)
 	/* input after the failure is not processed */
 	fk_rx_feed(&b, fp, flen, 0);
 	ck_assert_int_eq(b.set_error_calls, 1);
+	pair_fini(&a, &b);
+}
+END_TEST
+
+/* Read Responses that do not match the outstanding Read (RFC 5040 §4.5,
+ * RFC 5041 §7): TERMINATE with the DDP tagged cause; the Read never
+ * completes successfully and nothing is placed. _i: wrong STag, wrong TO,
+ * too long, last segment short. */
+START_TEST(test_read_response_mismatch)
+{
+	static const int ecodes[] = {
+		IWARP_DDP_ECODE_T_INVALID_STAG, IWARP_DDP_ECODE_T_BASE_BOUNDS,
+		IWARP_DDP_ECODE_T_BASE_BOUNDS, IWARP_DDP_ECODE_T_BASE_BOUNDS};
+	static uint8_t ul[512], fp[1024], pay[256];
+	struct fk_owner a, b;
+	struct fk_region *asink;
+	struct rdmap_wqe *w;
+	struct rdmap_term t;
+	struct ddp_hdr h, th;
+	size_t n, ulen, flen;
+
+	pair_init(&a, &b, modes[1], 4, 4, 0);
+	asink = fk_region_add(&a, 0x11, 256, RW, 0x5A);
+	w = fk_post_send(&a, 1, IWARP_WR_RDMA_READ, 0, 0x11, asink->buf, 100);
+	w->rkey = 0x22;
+	w->remote_addr = 0x1000;
+	rdmap_conn_sq_kick(a.c);
+	ck_assert_uint_gt(fk_tx_drain(&a, wire, WIRE_CAP), 0);
+	memset(pay, 0xC3, sizeof(pay));
+	h = hdr_tagged(RDMAP_OP_READ_RESPONSE, 0x11, (uintptr_t)asink->buf);
+	switch (_i) {
+	case 0:
+		h.stag = 0x12;
+		ulen = ulpdu_build(ul, &h, pay, 100);
+		break;
+	case 1:
+		h.to += 4;
+		ulen = ulpdu_build(ul, &h, pay, 96);
+		break;
+	case 2:
+		ulen = ulpdu_build(ul, &h, pay, 150);
+		break;
+	default:
+		ulen = ulpdu_build(ul, &h, pay, 50);
+		break;
+	}
+	flen = frame(fp, ul, ulen, true);
+	fk_rx_feed(&a, fp, flen, 0);
+	n = fk_tx_drain(&a, wire, WIRE_CAP);
+	term_find(wire, n, true, &t, &th);
+	cause_eq(&t.cause, IWARP_TERM_LAYER_DDP, IWARP_DDP_ETYPE_TAGGED_BUFFER,
+		 ecodes[_i]);
+	ck_assert(t.d);
+	ck_assert(memcmp(t.ddp_hdr, ul, DDP_TAGGED_HDR_LEN) == 0);
+	ck_assert_int_eq(a.nscq, 1);
+	ck_assert_int_ne(a.scq[0].status, IWARP_WC_SUCCESS);
+	for (n = 0; n < 256; n++)
+		ck_assert_uint_eq(asink->buf[n], 0x5A);
+	pair_fini(&a, &b);
+}
+END_TEST
+
+/* A zero-length Read: one Read Request, a zero-length Read Response
+ * (RFC 5040 §4.4 allows size 0), completes successfully. */
+START_TEST(test_zero_length_read)
+{
+	struct fk_owner a, b;
+	struct fk_region *asink, *bsrc;
+	struct rdmap_wqe *w;
+
+	pair_init(&a, &b, modes[3], 4, 4, 0);
+	asink = fk_region_add(&a, 0x11, 16, RW, 0x5A);
+	bsrc = fk_region_add(&b, 0x22, 16, RR, 1);
+	w = fk_post_send(&a, 1, IWARP_WR_RDMA_READ, 0, 0x11, asink->buf, 0);
+	w->rkey = 0x22;
+	w->remote_addr = (uintptr_t)bsrc->buf;
+	fk_post_send(&a, 2, IWARP_WR_RDMA_READ, 0, 0x11, asink->buf, 0);
+	a.sq[1].rkey = 0x999; /* never looked up: no octet is read */
+	rdmap_conn_sq_kick(a.c);
+	fk_pump(&a, &b);
+	ck_assert_int_eq(a.set_error_calls, 0);
+	ck_assert_int_eq(b.set_error_calls, 0);
+	ck_assert_int_eq(a.nscq, 2);
+	ck_assert_int_eq(a.scq[0].status, IWARP_WC_SUCCESS);
+	ck_assert_int_eq(a.scq[1].status, IWARP_WC_SUCCESS);
+	ck_assert_uint_eq(asink->buf[0], 0x5A);
 	pair_fini(&a, &b);
 }
 END_TEST
@@ -1382,6 +1502,8 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_protocol_errors, 0, BAD_COUNT);
 	tcase_add_loop_test(tc, test_term_received_fails_read, 0, NMODES);
 	tcase_add_test(tc, test_term_received_names_read);
+	tcase_add_loop_test(tc, test_read_response_mismatch, 0, 4);
+	tcase_add_test(tc, test_zero_length_read);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
 	tcase_add_test(tc, test_revoke_read_response);
