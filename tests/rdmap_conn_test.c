@@ -972,6 +972,99 @@ START_TEST(test_zero_length_read)
 }
 END_TEST
 
+/* A Send of two segments whose second one is bad (MO, RFC 5041 §7): the
+ * receive WQE bound to it completes in error, never successfully. _i 0:
+ * bad MO; 1: a TERMINATE instead of the second segment. */
+START_TEST(test_send_fails_mid_message)
+{
+	static uint8_t ul[512], fp[2048], pay[256];
+	struct fk_owner a, b;
+	struct fk_region *rq;
+	struct ddp_hdr h;
+	struct rdmap_term t, tx;
+	size_t ulen, flen, n;
+	int len;
+
+	pair_init(&a, &b, modes[1], 4, 4, 0);
+	rq = fk_region_add(&b, 0x21, 512, LW, 0);
+	fk_post_recv(&b, 1, 0x21, rq->buf, 512);
+	fk_post_recv(&b, 2, 0x21, rq->buf, 512);
+	memset(pay, 0xC3, sizeof(pay));
+	h = hdr_untagged(RDMAP_OP_SEND, DDP_QN_SEND, 1);
+	h.last = false;
+	ulen = ulpdu_build(ul, &h, pay, 100);
+	flen = frame(fp, ul, ulen, true);
+	if (_i == 0) {
+		h.mo = 200; /* should be 100 */
+		h.last = true;
+		ulen = ulpdu_build(ul, &h, pay, 100);
+	} else {
+		memset(&tx, 0, sizeof(tx));
+		tx.cause.layer = IWARP_TERM_LAYER_RDMAP;
+		tx.cause.etype = IWARP_RDMAP_ETYPE_REMOTE_OPERATION;
+		tx.cause.ecode = IWARP_RDMAP_ECODE_UNSPECIFIED;
+		len = rdmap_term_encode(ul, sizeof(ul), 1, &tx);
+		ck_assert_int_gt(len, 0);
+		ulen = (size_t)len;
+	}
+	fk_rx_feed(&b, fp, flen, 0);
+	ck_assert_int_eq(b.nrcq, 0);
+	flen = frame(fp, ul, ulen, true);
+	fk_rx_feed(&b, fp, flen, 0);
+	ck_assert_int_ge(b.nrcq, 1);
+	ck_assert_uint_eq(b.rcq[0].wr_id, 1);
+	ck_assert_int_ne(b.rcq[0].status, IWARP_WC_SUCCESS);
+	for (n = 0; n < (size_t)b.nrcq; n++)
+		ck_assert_int_ne(b.rcq[n].status, IWARP_WC_SUCCESS);
+	n = fk_tx_drain(&b, wire, WIRE_CAP);
+	ck_assert_int_eq(b.set_error_calls, 1);
+	if (_i == 0) {
+		term_find(wire, n, true, &t, &h);
+		cause_eq(&t.cause, IWARP_TERM_LAYER_DDP,
+			 IWARP_DDP_ETYPE_UNTAGGED_BUFFER,
+			 IWARP_DDP_ECODE_UT_INVALID_MO);
+		ck_assert(!b.err_received);
+	} else {
+		ck_assert_uint_eq(n, 0); /* a TERMINATE is not answered */
+		ck_assert(b.err_received);
+		cause_eq(&b.err_cause, IWARP_TERM_LAYER_RDMAP,
+			 IWARP_RDMAP_ETYPE_REMOTE_OPERATION,
+			 IWARP_RDMAP_ECODE_UNSPECIFIED);
+	}
+	pair_fini(&a, &b);
+}
+END_TEST
+
+/* A TERMINATE the peer never takes: after the linger the connection ends
+ * without it (RFC 5040 §5.4 "if possible"), and its references return. */
+START_TEST(test_term_linger_expired)
+{
+	static uint8_t ul[64], fp[128];
+	struct fk_owner a, b;
+	struct ddp_hdr h;
+	size_t ulen, flen;
+
+	pair_init(&a, &b, modes[0], 4, 4, 0);
+	h = hdr_untagged(RDMAP_OP_SEND, DDP_QN_SEND, 1); /* no receive WQE */
+	ulen = ulpdu_build(ul, &h, NULL, 0);
+	flen = frame(fp, ul, ulen, false);
+	fk_rx_feed(&b, fp, flen, 0);
+	ck_assert_int_eq(b.term_queued, 1);
+	ck_assert(rdmap_conn_tx_pending(b.c));
+	ck_assert_int_eq(b.set_error_calls, 0); /* waits for the TERMINATE */
+	rdmap_conn_term_expired(b.c);
+	ck_assert_int_eq(b.set_error_calls, 1);
+	ck_assert_int_eq(b.closed_calls, 1);
+	cause_eq(&b.err_cause, IWARP_TERM_LAYER_DDP,
+		 IWARP_DDP_ETYPE_UNTAGGED_BUFFER,
+		 IWARP_DDP_ECODE_UT_INVALID_MSN_NO_BUF);
+	ck_assert(!rdmap_conn_tx_pending(b.c));
+	rdmap_conn_term_expired(b.c); /* idempotent */
+	ck_assert_int_eq(b.closed_calls, 1);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* ---- a received TERMINATE ---- */
 
 /*
@@ -1504,6 +1597,8 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_test(tc, test_term_received_names_read);
 	tcase_add_loop_test(tc, test_read_response_mismatch, 0, 4);
 	tcase_add_test(tc, test_zero_length_read);
+	tcase_add_loop_test(tc, test_send_fails_mid_message, 0, 2);
+	tcase_add_test(tc, test_term_linger_expired);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
 	tcase_add_test(tc, test_revoke_read_response);
