@@ -1065,6 +1065,46 @@ START_TEST(test_term_linger_expired)
 }
 END_TEST
 
+/* The application moves the QP to ERR (_i 0) or RESET (_i 1) in the
+ * middle of an inbound Send: its receive WQE completes flushed, the
+ * stream is shut down, closed runs once, and nothing more is taken in. */
+START_TEST(test_app_state_mid_message)
+{
+	static uint8_t ul[256], fp[512], pay[128];
+	struct iovec iov[4];
+	struct fk_owner a, b;
+	struct fk_region *rq;
+	struct ddp_hdr h;
+	size_t ulen, flen;
+
+	pair_init(&a, &b, modes[0], 4, 4, 0);
+	rq = fk_region_add(&b, 0x21, 512, LW, 0);
+	fk_post_recv(&b, 1, 0x21, rq->buf, 512);
+	memset(pay, 0xC3, sizeof(pay));
+	h = hdr_untagged(RDMAP_OP_SEND, DDP_QN_SEND, 1);
+	h.last = false;
+	ulen = ulpdu_build(ul, &h, pay, 100);
+	flen = frame(fp, ul, ulen, false);
+	fk_rx_feed(&b, fp, flen, 0);
+	ck_assert_int_eq(b.nrcq, 0);
+	rdmap_conn_app_state(b.c, _i ? IWARP_QPS_RESET : IWARP_QPS_ERR);
+	ck_assert_int_eq(b.nrcq, 1);
+	ck_assert_uint_eq(b.rcq[0].wr_id, 1);
+	ck_assert_int_eq(b.rcq[0].status, IWARP_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(b.closed_calls, 1);
+	ck_assert_int_eq(b.closed_err, 0);
+	ck_assert_int_ge(b.shutdowns, 1);
+	ck_assert_int_eq(rdmap_conn_rx_iov(b.c, iov, 4), 0);
+	ck_assert_int_eq(rdmap_conn_tx_iov(b.c, iov, 4), 0);
+	ck_assert_int_eq(rdmap_conn_rx_prefill(b.c, fp, flen), -EPIPE);
+	rdmap_conn_app_state(b.c, IWARP_QPS_ERR);
+	ck_assert_int_eq(b.closed_calls, 1);
+	rdmap_conn_closed(b.c, 0);
+	ck_assert_int_eq(b.closed_calls, 1);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* ---- a received TERMINATE ---- */
 
 /*
@@ -1599,6 +1639,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_test(tc, test_zero_length_read);
 	tcase_add_loop_test(tc, test_send_fails_mid_message, 0, 2);
 	tcase_add_test(tc, test_term_linger_expired);
+	tcase_add_loop_test(tc, test_app_state_mid_message, 0, 2);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
 	tcase_add_test(tc, test_revoke_read_response);
