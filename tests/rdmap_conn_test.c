@@ -1105,6 +1105,55 @@ START_TEST(test_app_state_mid_message)
 }
 END_TEST
 
+/* A WQE that fails a local check (_i 0: bad lkey; 1: a Read with ORD 0)
+ * completes in order with its local status, what was posted after it is
+ * flushed, and the QP fails with a TERMINATE (RDMAP local catastrophic)
+ * after the FPDUs of the WQEs before it. */
+START_TEST(test_local_wqe_error)
+{
+	static struct fpdu f[8];
+	struct fk_owner a, b;
+	struct fk_region *asrc, *brq;
+	struct rdmap_term t;
+	struct ddp_hdr th;
+	size_t n;
+	int nf;
+
+	pair_init(&a, &b, modes[0], 4, _i ? 0 : 4, 0);
+	asrc = fk_region_add(&a, 0x10, 64, LW, 1);
+	brq = fk_region_add(&b, 0x21, 64, LW, 0);
+	fk_post_recv(&b, 7, 0x21, brq->buf, 64);
+	fk_post_send(&a, 1, IWARP_WR_SEND, 0, 0x10, asrc->buf, 16);
+	if (_i == 0)
+		fk_post_send(&a, 2, IWARP_WR_SEND, 0, 0x66, asrc->buf, 16);
+	else
+		fk_post_send(&a, 2, IWARP_WR_RDMA_READ, 0, 0x10, asrc->buf, 16);
+	fk_post_send(&a, 3, IWARP_WR_SEND, 0, 0x10, asrc->buf, 16);
+	rdmap_conn_sq_kick(a.c);
+	n = fk_tx_drain(&a, wire, WIRE_CAP);
+	nf = wire_split(wire, n, false, f, 8);
+	ck_assert_int_eq(nf, 2);
+	ck_assert_int_eq(fpdu_opcode(&f[0]), RDMAP_OP_SEND);
+	term_find(wire, n, false, &t, &th);
+	cause_eq(&t.cause, IWARP_TERM_LAYER_RDMAP,
+		 IWARP_RDMAP_ETYPE_LOCAL_CATASTROPHIC, 0);
+	ck_assert_int_eq(a.nscq, 3);
+	ck_assert_uint_eq(a.scq[0].wr_id, 1);
+	ck_assert_int_eq(a.scq[0].status, IWARP_WC_SUCCESS);
+	ck_assert_uint_eq(a.scq[1].wr_id, 2);
+	ck_assert_int_eq(a.scq[1].status, _i ? IWARP_WC_LOC_QP_OP_ERR :
+					       IWARP_WC_LOC_PROT_ERR);
+	ck_assert_uint_eq(a.scq[2].wr_id, 3);
+	ck_assert_int_eq(a.scq[2].status, IWARP_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(a.set_error_calls, 1);
+	/* the peer gets the Send, then the TERMINATE */
+	fk_rx_feed(&b, wire, n, 0);
+	ck_assert_int_eq(b.rcq[0].status, IWARP_WC_SUCCESS);
+	ck_assert(b.err_received);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* ---- a received TERMINATE ---- */
 
 /*
@@ -1639,6 +1688,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_test(tc, test_zero_length_read);
 	tcase_add_loop_test(tc, test_send_fails_mid_message, 0, 2);
 	tcase_add_test(tc, test_term_linger_expired);
+	tcase_add_loop_test(tc, test_local_wqe_error, 0, 2);
 	tcase_add_loop_test(tc, test_app_state_mid_message, 0, 2);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
