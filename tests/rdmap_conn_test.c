@@ -1154,6 +1154,165 @@ START_TEST(test_local_wqe_error)
 }
 END_TEST
 
+/* One direction of a randomized wire: octets the sender's transport
+ * accepted and the receiver has not read yet. */
+struct rwire {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+/* Accepts a random prefix of what |x| offers; returns the octets. */
+static size_t rand_tx(struct fk_owner *x, struct rwire *w, uint64_t *seed)
+{
+	struct iovec iov[64];
+	size_t total = 0, take, k = 0;
+	int n, i;
+
+	n = rdmap_conn_tx_iov(x->c, iov, 1 + (int)(iw_test_rand(seed) % 64));
+	for (i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (!total)
+		return 0;
+	take = iw_test_rand(seed) % 3 ? total :
+					1 + iw_test_rand(seed) % total;
+	ck_assert_uint_le(w->len + take, w->cap);
+	for (i = 0; i < n && k < take; i++) {
+		size_t c = iov[i].iov_len < take - k ? iov[i].iov_len :
+							 take - k;
+
+		memcpy(w->buf + w->len + k, iov[i].iov_base, c);
+		k += c;
+	}
+	w->len += take;
+	rdmap_conn_tx_done(x->c, take);
+	return take;
+}
+
+/* Delivers a random part of |w| to |x| in random pieces. */
+static size_t rand_rx(struct fk_owner *x, struct rwire *w, uint64_t *seed)
+{
+	size_t n, piece;
+
+	if (!w->len)
+		return 0;
+	n = iw_test_rand(seed) % 2 ? w->len : 1 + iw_test_rand(seed) % w->len;
+	piece = iw_test_rand(seed) % 4 ? 1 + iw_test_rand(seed) % 3000 : 1;
+	fk_rx_feed(x, w->buf, n, piece);
+	memmove(w->buf, w->buf + n, w->len - n);
+	w->len -= n;
+	return n;
+}
+
+/*
+ * Random Sends, Writes and Reads of random sizes both ways, the octets
+ * moved with random partial acceptance by the transport and random
+ * receive sizes (direct placement included): everything completes
+ * successfully, in order, with the data in place.
+ */
+START_TEST(test_random_traffic)
+{
+	struct mode m = modes[_i % 4];
+	uint64_t seed = 0x1234567u + (uint64_t)_i;
+	struct fk_owner x[2];
+	struct rwire w[2];
+	struct fk_region *src[2], *dst[2], *rq[2];
+	uint64_t expect_wr[2] = {0, 0};
+	int side, k, round, moved;
+
+	pair_init(&x[0], &x[1], m, 8, 8, (_i / 4) ? 32768 : 0);
+	for (side = 0; side < 2; side++) {
+		src[side] = fk_region_add(&x[side], 0x10, 1 << 16, RR | LW, 0);
+		fill_pattern(src[side]->buf, 1 << 16, 40 + (uint64_t)side);
+		dst[side] = fk_region_add(&x[side], 0x20, 1 << 16, RW, 0);
+		rq[side] = fk_region_add(&x[side], 0x30, 1 << 16, LW, 0);
+		w[side].cap = 1 << 22;
+		w[side].buf = malloc(w[side].cap);
+		w[side].len = 0;
+		ck_assert_ptr_nonnull(w[side].buf);
+	}
+	for (round = 0; round < 12; round++) {
+		for (side = 0; side < 2; side++) {
+			struct fk_owner *me = &x[side], *peer = &x[1 - side];
+			int nwr = 1 + (int)(iw_test_rand(&seed) % 6);
+
+			for (k = 0; k < nwr; k++) {
+				uint32_t len = (uint32_t)(iw_test_rand(&seed) %
+							  (1 << 15));
+				uint32_t off = (uint32_t)(iw_test_rand(&seed) %
+							  (1 << 15));
+				struct rdmap_wqe *wq;
+				uint64_t id = ++expect_wr[side];
+
+				switch (iw_test_rand(&seed) % 3) {
+				case 0:
+					fk_post_recv(peer, id, 0x30,
+						     rq[1 - side]->buf, 1 << 16);
+					fk_post_send(me, id, IWARP_WR_SEND, 0,
+						     0x10, src[side]->buf + off,
+						     len);
+					break;
+				case 1:
+					wq = fk_post_send(me, id,
+							  IWARP_WR_RDMA_WRITE, 0,
+							  0x10,
+							  src[side]->buf + off,
+							  len);
+					wq->rkey = 0x20;
+					wq->remote_addr =
+						(uintptr_t)dst[1 - side]->buf +
+						off;
+					break;
+				default:
+					wq = fk_post_send(me, id,
+							  IWARP_WR_RDMA_READ, 0,
+							  0x20,
+							  dst[side]->buf + off,
+							  len);
+					wq->rkey = 0x10;
+					wq->remote_addr =
+						(uintptr_t)src[1 - side]->buf +
+						off;
+					break;
+				}
+			}
+			rdmap_conn_sq_kick(me->c);
+		}
+		do {
+			moved = 0;
+			for (side = 0; side < 2; side++) {
+				moved += rand_tx(&x[side], &w[side], &seed) > 0;
+				moved += rand_rx(&x[1 - side], &w[side], &seed) >
+					 0;
+			}
+		} while (moved || w[0].len || w[1].len ||
+			 rdmap_conn_tx_pending(x[0].c) ||
+			 rdmap_conn_tx_pending(x[1].c));
+		for (side = 0; side < 2; side++) {
+			ck_assert_int_eq(x[side].set_error_calls, 0);
+			ck_assert_int_eq(x[side].nscq, (int)expect_wr[side]);
+		}
+	}
+	for (side = 0; side < 2; side++) {
+		for (k = 0; k < x[side].nscq; k++) {
+			ck_assert_uint_eq(x[side].scq[k].wr_id, (uint64_t)k + 1);
+			ck_assert_int_eq(x[side].scq[k].status,
+					 IWARP_WC_SUCCESS);
+		}
+		for (k = 0; k < x[side].nrcq; k++)
+			ck_assert_int_eq(x[side].rcq[k].status,
+					 IWARP_WC_SUCCESS);
+		/* every Write and Read moved the source octets at the same
+		 * offset, so whatever was written is the peer's source */
+		for (k = 0; k < 1 << 16; k++)
+			if (dst[side]->buf[k])
+				ck_assert_uint_eq(dst[side]->buf[k],
+						  src[1 - side]->buf[k]);
+		free(w[side].buf);
+	}
+	pair_fini(&x[0], &x[1]);
+}
+END_TEST
+
 /* ---- a received TERMINATE ---- */
 
 /*
@@ -1677,6 +1836,9 @@ static Suite *rdmap_conn_suite(void)
 	TCase *tc = tcase_create("conn");
 	TCase *tsplit = tcase_create("split");
 
+	/* CPU-bound and deterministic: bounds generous for a loaded VM */
+	tcase_set_timeout(tc, 300);
+
 	tcase_add_loop_test(tc, test_roundtrips, 0, 2 * NMODES);
 	tcase_add_test(tc, test_sq_order_after_read);
 	tcase_add_test(tc, test_ord_limit);
@@ -1689,6 +1851,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_send_fails_mid_message, 0, 2);
 	tcase_add_test(tc, test_term_linger_expired);
 	tcase_add_loop_test(tc, test_local_wqe_error, 0, 2);
+	tcase_add_loop_test(tc, test_random_traffic, 0, 8);
 	tcase_add_loop_test(tc, test_app_state_mid_message, 0, 2);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
