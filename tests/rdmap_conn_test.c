@@ -20,6 +20,7 @@
 #include "rdmap/rdmap_term.h"
 #include "rdmap_fake.h"
 #include "testutil.h"
+#include "util/mem.h"
 
 #define RW (IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE)
 #define RR (IWARP_ACCESS_REMOTE_READ)
@@ -38,6 +39,7 @@ static const struct mode modes[] = {
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
 static uint8_t wire[WIRE_CAP];
+static long mem_start; /* library allocations before the pair */
 
 static struct rdmap_conn_cfg mkcfg(bool initiator, struct mode m)
 {
@@ -62,6 +64,7 @@ static void pair_init(struct fk_owner *a, struct fk_owner *b, struct mode m,
 	ca.ird = cb.ird = ird;
 	ca.ord = cb.ord = ord;
 	ca.fpdu_max = cb.fpdu_max = fpdu_max;
+	mem_start = iw_mem_outstanding();
 	fk_init(a);
 	fk_init(b);
 	ck_assert(fk_create(a, &ca));
@@ -81,6 +84,7 @@ static void pair_fini(struct fk_owner *a, struct fk_owner *b)
 	ck_assert_int_eq(fk_refs(b), 0);
 	ck_assert_int_eq(a->bad_puts, 0);
 	ck_assert_int_eq(b->bad_puts, 0);
+	ck_assert_int_eq(iw_mem_outstanding(), mem_start);
 	fk_fini(a);
 	fk_fini(b);
 }
@@ -535,6 +539,7 @@ static void split_run(struct mode m, uint64_t a_src, const uint8_t *stream,
 		      size_t len, size_t cut, struct rx_snap *s)
 {
 	static uint8_t scratch[4096];
+	long mem0 = iw_mem_outstanding();
 	struct fk_owner b;
 
 	split_b_setup(&b, m);
@@ -552,6 +557,7 @@ static void split_run(struct mode m, uint64_t a_src, const uint8_t *stream,
 	b.c = NULL;
 	ck_assert_int_eq(fk_refs(&b), 0);
 	ck_assert_int_eq(b.bad_puts, 0);
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
 	fk_fini(&b);
 }
 
@@ -1706,6 +1712,7 @@ static void p2p_pair(struct fk_owner *a, struct fk_owner *b, enum mpa_rtr rtr,
 
 	ca.p2p = cb.p2p = p2p;
 	ca.rtr = cb.rtr = p2p ? rtr : MPA_RTR_NONE;
+	mem_start = iw_mem_outstanding();
 	fk_init(a);
 	fk_init(b);
 	ck_assert(fk_create(a, &ca));
