@@ -1396,6 +1396,9 @@ START_TEST(test_random_revoke)
 				vict->valid = false;
 				held = rdmap_conn_mem_revoke(b.c, vict->stag);
 				revoked = true;
+				/* false: the engine holds it no more */
+				if (!held)
+					ck_assert_int_eq(vict->refs, 0);
 			}
 			if (cnt > 0) {
 				rdmap_conn_rx_done(b.c, n);
@@ -1419,6 +1422,8 @@ START_TEST(test_random_revoke)
 	if (!revoked) { /* everything was done before: revoke now */
 		vict->valid = false;
 		held = rdmap_conn_mem_revoke(b.c, vict->stag);
+		if (!held)
+			ck_assert_int_eq(vict->refs, 0);
 	}
 	(void)held; /* either way the reference comes back below */
 	/* the stream ends; nothing is held any more */
