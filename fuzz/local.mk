@@ -4,8 +4,8 @@
 FUZZ_SECONDS = 30
 FUZZ_TARGETS =
 if ENABLE_FUZZING
-FUZZ_TARGETS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term fuzz/fuzz_decode
-noinst_PROGRAMS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term fuzz/fuzz_decode
+FUZZ_TARGETS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term fuzz/fuzz_decode fuzz/fuzz_conn
+noinst_PROGRAMS += fuzz/fuzz_mpa_rr fuzz/fuzz_mpa_rx fuzz/fuzz_ddp_rdmap fuzz/fuzz_term fuzz/fuzz_decode fuzz/fuzz_conn
 fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c $(IWARP_DECODE_ENGINE)
 fuzz_fuzz_decode_CFLAGS = $(AM_CFLAGS) $(PCAP_CFLAGS) -I$(top_srcdir)/tools/decode
 fuzz_fuzz_decode_LDADD = $(FUZZ_LINKWITH)
@@ -22,8 +22,13 @@ fuzz_fuzz_ddp_rdmap_LDFLAGS = $(FUZZ_LINKFLAGS)
 fuzz_fuzz_term_SOURCES = fuzz/fuzz_term.c
 fuzz_fuzz_term_LDADD = $(FUZZ_LINKWITH)
 fuzz_fuzz_term_LDFLAGS = $(FUZZ_LINKFLAGS)
+# the RDMAP engine behind the tests' fake owner
+fuzz_fuzz_conn_SOURCES = fuzz/fuzz_conn.c tests/rdmap_fake.c tests/rdmap_fake.h
+fuzz_fuzz_conn_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/tests
+fuzz_fuzz_conn_LDADD = $(FUZZ_LINKWITH)
+fuzz_fuzz_conn_LDFLAGS = $(FUZZ_LINKFLAGS)
 endif
-EXTRA_DIST += fuzz/fuzz_decode.c fuzz/fuzz_mpa_rx.c fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c
+EXTRA_DIST += fuzz/fuzz_decode.c fuzz/fuzz_mpa_rx.c fuzz/fuzz_mpa_rr.c fuzz/fuzz_ddp_rdmap.c fuzz/fuzz_term.c fuzz/fuzz_conn.c fuzz/gen_conn_seeds.py
 FUZZ_LINKWITH = libiwarp-core.la
 FUZZ_LINKFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 

@@ -24,3 +24,12 @@ tests_errors_test_SOURCES = tests/errors_test.c
 tests_errors_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_errors_test_LDADD = $(IWTEST_LINK)
 endif
+
+# The engine alone behind a fake ops table (tests/rdmap_fake.c).
+if HAVE_CHECK
+check_PROGRAMS += tests/rdmap_conn_test
+TESTS += tests/rdmap_conn_test
+tests_rdmap_conn_test_SOURCES = tests/rdmap_conn_test.c tests/rdmap_fake.c tests/rdmap_fake.h
+tests_rdmap_conn_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_rdmap_conn_test_LDADD = $(IWTEST_LINK)
+endif

@@ -449,6 +449,10 @@ static void conn_tx_fill(struct rdmap_conn *c)
 		rc = conn_sq_start(c);
 		if (rc < 0)
 			goto internal;
+		/* the turn frames the started message's first FPDU, or
+		 * Read Responses would take another burst before it */
+		if (rc > 0 && c->sq_active && !conn_frame_sq(c))
+			goto internal;
 		if (rc == 0) {
 			if (!resp || c->state != RDMAP_CONN_RUN)
 				return;
