@@ -365,8 +365,9 @@ void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state)
 			c->state = RDMAP_CONN_CLOSED;
 			if (c->ops->shutdown)
 				c->ops->shutdown(c->owner);
-			rdmap_conn_detach(c);
+			/* closed while still bound: after detach only mem_put */
 			c->ops->closed(c->owner, 0, NULL);
+			rdmap_conn_detach(c);
 			return;
 		}
 		rdmap_conn_detach(c);
