@@ -67,12 +67,13 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	c->tx_enabled = cfg->initiator;
 	c->rtr_pending = cfg->initiator && c->p2p;
 	c->slots = iw_calloc(RDMAP_CONN_TX_SLOTS, sizeof(*c->slots));
+	c->iovs = iw_calloc(RDMAP_CONN_TX_IOVS, sizeof(*c->iovs));
 	c->orq_size = conn_pow2(c->ord + 1u); /* + the Read RTR */
 	c->orq = iw_calloc(c->orq_size, sizeof(*c->orq));
 	c->irq_size = conn_pow2(c->ird ? c->ird : 1u);
 	c->irq = iw_calloc(c->irq_size, sizeof(*c->irq));
 	c->rxbuf = iw_malloc(RDMAP_CONN_RX_BUF);
-	if (!c->slots || !c->orq || !c->irq || !c->rxbuf)
+	if (!c->slots || !c->iovs || !c->orq || !c->irq || !c->rxbuf)
 		goto fail;
 	err = EINVAL;
 	if (mpa_tx_init(&c->mtx, cfg->markers_tx, cfg->crc, 0))
@@ -90,6 +91,7 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 
 fail:
 	iw_free(c->slots);
+	iw_free(c->iovs);
 	iw_free(c->orq);
 	iw_free(c->irq);
 	iw_free(c->rxbuf);
@@ -151,6 +153,7 @@ void rdmap_conn_destroy(struct rdmap_conn *c)
 	conn_rx_release(c);
 	conn_slots_release(c, c->slot_head);
 	iw_free(c->slots);
+	iw_free(c->iovs);
 	iw_free(c->orq);
 	iw_free(c->irq);
 	iw_free(c->rxbuf);
@@ -325,6 +328,7 @@ void rdmap_conn_closed(struct rdmap_conn *c, int err)
 	conn_rx_release(c);
 	conn_slots_release(c, c->slot_head);
 	c->slot_tail = c->slot_head;
+	c->iov_tail = c->iov_head;
 	c->head_off = 0;
 	if (c->state == RDMAP_CONN_CLOSED)
 		return;

@@ -86,9 +86,11 @@
 #define RDMAP_CONN_RX_BIG_CREDIT                                               \
 	8u /* small FPDUs after a large one still bounded */
 #define RDMAP_CONN_TX_SLOTS 128u /* FPDUs framed ahead (power of two) */
-#define RDMAP_CONN_SLOT_IOV 40u	 /* iovecs of one framed FPDU */
-#define RDMAP_CONN_MARKER_FPDU                                                 \
-	4096u /* FPDU cap with markers (bounds the iovecs) */
+#define RDMAP_CONN_SLOT_IOV 40u	 /* iovecs of one FPDU without markers */
+/* iovecs of the framed FPDUs, shared by the slots as a ring: each FPDU
+ * takes what it needs (markers add two per 512 octets, RFC 5044 §5), so
+ * a full-size FPDU with markers fits as well as 128 without */
+#define RDMAP_CONN_TX_IOVS (RDMAP_CONN_TX_SLOTS * RDMAP_CONN_SLOT_IOV)
 #define RDMAP_CONN_FPDU_DEFAULT 1448u /* fpdu_max 0 and no MSS known */
 #define RDMAP_CONN_RESP_BURST                                                  \
 	16u /* Read Response FPDUs before the SQ gets a turn */
@@ -212,8 +214,10 @@ struct rdmap_slot {
 	struct mpa_tx_scratch s;	 /* length field, markers, pad, CRC */
 	uint8_t ulp[RDMAP_TERM_MAX_LEN]; /* DDP/RDMAP header (Terminate: all) */
 	uint8_t inl[RDMAP_MAX_INLINE];   /* inline payload of this FPDU */
-	struct iovec iov[RDMAP_CONN_SLOT_IOV];
+	struct iovec *iov; /* into rdmap_conn.iovs */
 	uint32_t niov;
+	uint32_t iov_mark;  /* rdmap_conn.iov_tail before this FPDU */
+	uint32_t iov_units; /* ring units it holds (niov + skipped end) */
 	size_t wire_len;
 	uint64_t pos;	  /* mpa_tx.pos before this FPDU */
 	uint32_t sq_done; /* SQ index + 1 sent with it, if has_sq */
@@ -296,6 +300,8 @@ struct rdmap_conn {
 	struct rdmap_term term;	       /* the TERMINATE we send */
 	struct rdmap_slot *slots;      /* RDMAP_CONN_TX_SLOTS */
 	uint32_t slot_head, slot_tail; /* [head, tail) framed, head oldest */
+	struct iovec *iovs;	       /* RDMAP_CONN_TX_IOVS, a ring */
+	uint32_t iov_head, iov_tail;   /* free-running ring units */
 	size_t head_off;     /* octets of the head slot already sent */
 	uint32_t resp_burst; /* Read Response FPDUs framed in a row */
 	/* the SQ message in progress */

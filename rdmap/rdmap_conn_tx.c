@@ -42,11 +42,41 @@ static size_t conn_mulpdu(const struct rdmap_conn *c)
 	size_t budget = c->fpdu_max ? c->fpdu_max : RDMAP_CONN_FPDU_DEFAULT;
 	int m;
 
-	/* markers add iovecs: keep one FPDU within RDMAP_CONN_SLOT_IOV */
-	if (c->mtx.markers && budget > RDMAP_CONN_MARKER_FPDU)
-		budget = RDMAP_CONN_MARKER_FPDU;
+	/* with markers as without: the FPDU fills the budget (the MSS),
+	 * markers counted in it (RFC 5044 §5, §8) */
 	m = mpa_tx_max_ulpdu(&c->mtx, budget);
 	return m < 0 ? 0 : (size_t)m;
+}
+
+/* Most iovecs one FPDU can need (the header and RDMAP_MAX_SGE pieces). */
+static uint32_t conn_fpdu_iov_max(const struct rdmap_conn *c)
+{
+	return (uint32_t)MPA_TX_IOV_MAX(RDMAP_MAX_SGE + 1u,
+					c->mtx.markers ? MPA_MAX_FPDU_MARKERS
+						       : 0u);
+}
+
+/* The ring has room for |fpdus| more FPDUs of the largest kind, each
+ * possibly skipping the ring's end. */
+static bool conn_iov_room(const struct rdmap_conn *c, uint32_t fpdus)
+{
+	uint32_t free_units = RDMAP_CONN_TX_IOVS - (c->iov_tail - c->iov_head);
+
+	return free_units >= fpdus * 2u * conn_fpdu_iov_max(c);
+}
+
+/* Takes |k| contiguous iovecs for |sl| from the ring (conn_iov_room was
+ * checked): at the ring's end the remainder is skipped. */
+static void conn_iov_take(struct rdmap_conn *c, struct rdmap_slot *sl,
+			  uint32_t k)
+{
+	uint32_t off = c->iov_tail % RDMAP_CONN_TX_IOVS;
+	uint32_t skip = off + k > RDMAP_CONN_TX_IOVS ? RDMAP_CONN_TX_IOVS - off
+						     : 0u;
+
+	sl->iov_mark = c->iov_tail;
+	sl->iov = &c->iovs[skip ? 0u : off];
+	sl->iov_units = skip + k;
 }
 
 /*
@@ -70,11 +100,15 @@ static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 		if (pay[i].iov_len)
 			ul[n++] = pay[i];
 	sl->pos = c->mtx.pos;
-	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov, RDMAP_CONN_SLOT_IOV,
-			  &cnt);
+	conn_iov_take(c, sl, conn_fpdu_iov_max(c));
+	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov,
+			  conn_fpdu_iov_max(c), &cnt);
 	if (rc <= 0)
 		return NULL;
 	sl->niov = (uint32_t)cnt;
+	/* give back what the FPDU did not use */
+	sl->iov_units -= conn_fpdu_iov_max(c) - sl->niov;
+	c->iov_tail += sl->iov_units;
 	sl->wire_len = (size_t)rc;
 	sl->has_sq = false;
 	sl->sq_done = 0;
@@ -405,13 +439,16 @@ static void conn_tx_fill(struct rdmap_conn *c)
 	for (;;) {
 		if (c->state == RDMAP_CONN_TERM) {
 			if (!c->term_framed &&
-			    conn_slots_used(c) < RDMAP_CONN_TX_SLOTS)
+			    conn_slots_used(c) < RDMAP_CONN_TX_SLOTS &&
+			    conn_iov_room(c, 1))
 				conn_frame_term(c);
 			return;
 		}
 		if (c->state != RDMAP_CONN_RUN || !c->tx_enabled || !c->bound)
 			return;
-		if (conn_slots_used(c) >= RDMAP_CONN_TX_SLOTS - 1)
+		/* one slot and its iovecs stay reserved for TERMINATE */
+		if (conn_slots_used(c) >= RDMAP_CONN_TX_SLOTS - 1 ||
+		    !conn_iov_room(c, 2))
 			return;
 		if (c->rtr_pending) {
 			if (!conn_frame_rtr(c))
@@ -480,6 +517,7 @@ void conn_tx_drop_unsent(struct rdmap_conn *c)
 		return;
 	conn_slots_release(c, first);
 	c->mtx.pos = c->slots[first & SLOT_MASK].pos;
+	c->iov_tail = c->slots[first & SLOT_MASK].iov_mark;
 	c->slot_tail = first;
 	c->sq_active = false;
 	c->rs_active = false;
@@ -553,6 +591,7 @@ void rdmap_conn_tx_done(struct rdmap_conn *c, size_t n)
 		n -= rem;
 		c->head_off = 0;
 		c->slot_head++;
+		c->iov_head += sl->iov_units;
 		if (sl->mem_ref)
 			c->ops->mem_put(c->owner, sl->mem_ref);
 		sl->mem_ref = 0;
