@@ -20,7 +20,7 @@
 #include "iwarp/iwarp.h"
 #include "rdmap/rdmap_wr.h"
 
-#define IW_MAX_QP 4096
+#define IW_MAX_QP 65536 /* thousands of connections per context */
 #define IW_MAX_QP_WR 32768
 #define IW_MAX_SGE RDMAP_MAX_SGE /* 6, as siw */
 #define IW_MAX_SGE_RD 1        /* RFC 5040: a Read sink is one buffer */
