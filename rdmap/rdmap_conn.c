@@ -67,7 +67,8 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	c->tx_enabled = cfg->initiator;
 	c->rtr_pending = cfg->initiator && c->p2p;
 	c->slots = iw_calloc(RDMAP_CONN_TX_SLOTS, sizeof(*c->slots));
-	c->iovs = iw_calloc(RDMAP_CONN_TX_IOVS, sizeof(*c->iovs));
+	/* not zeroed: an idle connection keeps its pages untouched */
+	c->iovs = iw_malloc(RDMAP_CONN_TX_IOVS * sizeof(*c->iovs));
 	c->orq_size = conn_pow2(c->ord + 1u); /* + the Read RTR */
 	c->orq = iw_calloc(c->orq_size, sizeof(*c->orq));
 	c->irq_size = conn_pow2(c->ird ? c->ird : 1u);
