@@ -402,7 +402,8 @@ void bw_data_close(struct bw_data *d, const struct bw_opts *o);
 /* Per-size results of a BW run. */
 struct bw_result {
 	uint64_t size;
-	uint64_t iters;
+	uint64_t iters;  /* per QP (printed), as perftest's -n */
+	uint64_t msgs;   /* messages of all QPs in |seconds| (the figures) */
 	double seconds;
 	double peak_bps; /* octets per second */
 	double cpu_s;    /* process CPU seconds over the measured interval */

@@ -572,6 +572,7 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 		}
 		rc = 0;
 		r->iters = counted;
+		r->msgs = counted;
 		r->seconds = (double)(k.sample_to - k.sample_from) / 1e9;
 	} else {
 		if (!t1) {
@@ -579,6 +580,7 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 			cpu1 = bw_cpu_seconds();
 		}
 		r->iters = iters;
+		r->msgs = tot;
 		r->seconds = (double)(t1 - t0) / 1e9;
 	}
 	r->size = size;
@@ -668,6 +670,7 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 	}
 	r->size = size;
 	r->iters = k.duration ? counted : o->iters;
+	r->msgs = k.duration ? counted : tot;
 	r->seconds = k.duration ? (double)(k.sample_to - k.sample_from) / 1e9 :
 				  (double)(last - first) / 1e9;
 	r->peak_bps = 0;
