@@ -430,7 +430,13 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 
 	memset(&mine, 0, sizeof(mine));
 	if (!o->server && !o->duplex) { /* the server waits for the client */
+		/* our CPU while the client runs (the engine's receive side):
+		 * from here until the client's post-run handshake */
+		double c0 = bw_cpu_seconds();
+		uint64_t w0 = bw_now_ns();
+
 		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		bw_set_row_cpu(bw_cpu_seconds() - c0, (double)(bw_now_ns() - w0) / 1e9);
 		if (!rc)
 			rc = bw_comm_xchg_report(c, &mine, &theirs);
 		if (!rc)
