@@ -128,6 +128,7 @@ struct flow {
 	volatile int *stop;
 	uint64_t bytes, t0, t1;
 	double c0, c1;
+	int c1_set;
 	int err;
 };
 
@@ -219,7 +220,8 @@ static void *flow_recv(void *arg)
 				if (!*f->stop) {
 					f->bytes += (uint64_t)r;
 					f->t1 = now;
-				} else if (f->c1 == 0) {
+				} else if (!f->c1_set) {
+					f->c1_set = 1;
 					f->c1 = cpu_s();
 				}
 			}
@@ -229,7 +231,7 @@ static void *flow_recv(void *arg)
 			}
 		}
 	}
-	if (f->c1 == 0)
+	if (!f->c1_set)
 		f->c1 = cpu_s();
 out:
 	if (ep >= 0)
