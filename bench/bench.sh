@@ -492,9 +492,12 @@ if [ "$ONLY" != lat ] && [ "$ONLY" != bw ] || [ "$ONLY" = rows ]; then
 ROWS=$OUT/rows.txt
 # row LABEL VALUE OP TARGET NOTE
 row() {
-	printf '%-58s %8s %4s %-5s %s\n' "$1" "$2" "$3" "$4" "$(verdict "$2" "$3" "$4") $5"
+	printf '%-58s %8s %4s %-5s %s\n' "$1" "$2" "$3" "$4" "$(verdict "$2" "$3" "$4") ${5:-}"
 }
-med() { median <"$TMP/$1"; }
+# med NAME: median of $TMP/NAME, n/a when it was not measured
+med() {
+	if [ -f "$TMP/$1" ]; then median <"$TMP/$1"; else echo n/a; fi
+}
 # msg rate from MB/sec at 64 B
 IW_MR=$(med iw.mr)
 {
@@ -503,21 +506,21 @@ echo "Rows (ratio = iwarp / raw TCP unless stated; medians of $RUNS runs; cc ${C
 printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
 row "64 KiB Write aggregate, ${IW_CONN_Q:-?} QPs / 1 QP" "$(ratio "$(eval echo "\${AGG_${IW_CONN_Q:-1}:-n/a}")" "${AGG_1:-n/a}")" ">=" 0.80
 row "64 B Write message rate / raw TCP 64 B records" "$(ratio "$IW_MR" "$(med raw.mr)")" ">=" 0.25 "($IW_MR vs $(med raw.mr) Mpps)"
-row "4 KiB Write / raw" "$(ratio "$(median <"$TMP/iw.bw.write.0.4096" 2>/dev/null || echo n/a)" "${RAWBW_4096:-n/a}")" ">=" 0.70
-row "4 KiB Send / raw" "$(ratio "$(median <"$TMP/iw.bw.send.0.4096" 2>/dev/null || echo n/a)" "${RAWBW_4096:-n/a}")" ">=" 0.60
-row "64 KiB Write + CRC / raw" "$(ratio "$(median <"$TMP/iw.bw.write.1.65536" 2>/dev/null || echo n/a)" "${RAWBW_65536:-n/a}")" ">=" 0.85
+row "4 KiB Write / raw" "$(ratio "$(med "iw.bw.write.0.4096")" "${RAWBW_4096:-n/a}")" ">=" 0.70
+row "4 KiB Send / raw" "$(ratio "$(med "iw.bw.send.0.4096")" "${RAWBW_4096:-n/a}")" ">=" 0.60
+row "64 KiB Write + CRC / raw" "$(ratio "$(med "iw.bw.write.1.65536")" "${RAWBW_65536:-n/a}")" ">=" 0.85
 if [ -f "$TMP/iw.bw.write.0.1048576" ]; then
-	row "1 MiB Write / raw" "$(ratio "$(median <"$TMP/iw.bw.write.0.1048576")" "${RAWBW_1048576:-n/a}")" ">=" 0.85
+	row "1 MiB Write / raw" "$(ratio "$(med iw.bw.write.0.1048576)" "${RAWBW_1048576:-n/a}")" ">=" 0.85
 else
 	row "1 MiB Write / raw" n/a ">=" 0.85 "(not measured: BENCH_QUICK)"
 fi
-row "64 KiB Write, markers / no markers" "$(ratio "$(median <"$TMP/iw.bw.write.m.65536" 2>/dev/null || echo n/a)" "$(median <"$TMP/iw.bw.write.0.65536" 2>/dev/null || echo n/a)")" ">=" 0.85
+row "64 KiB Write, markers / no markers" "$(ratio "$(med "iw.bw.write.m.65536")" "$(med "iw.bw.write.0.65536")")" ">=" 0.85
 row "event-mode 8 B RTT p99 / raw blocking RTT p99" "$(ratio "$(med iw.ev.p99)" "$(med raw.pp.p99)")" "<=" 2.0 "($(med iw.ev.p99) vs $(med raw.pp.p99) us)"
 row "CPU per round trip, event mode / raw blocking" "$(ratio "$(med iw.ev.cpu)" "$(med raw.pp.cpu)")" "<=" 1.5 "($(med iw.ev.cpu) vs $(med raw.pp.cpu) us)"
 row "event-mode 8 B RTT median / raw blocking median" "$(ratio "$(med iw.ev.med)" "$(med raw.pp.med)")" "<=" 1.3 "($(med iw.ev.med) vs $(med raw.pp.med) us)"
 row "memory (RSS) per idle connected QP, ${IW_RSS_Q:-?} QPs, KiB (absolute)" "${IW_RSS:-n/a}" "<=" 64 "${RSS_NOTE:+(10,000 QPs failed: $RSS_NOTE)}"
 row "connections per second / raw TCP connect+accept (${IW_CONN_Q:-?})" "$(ratio "${IW_CONN:-n/a}" "${RAW_CONN:-n/a}")" ">=" 0.3 "(${IW_CONN:-n/a} vs ${RAW_CONN:-n/a} /s)"
-row "CPU seconds per GB, 64 KiB Write / raw" "$(ratio "$(median <"$TMP/iw.cpugb.65536" 2>/dev/null || echo n/a)" "$(median <"$TMP/raw.cpugb.65536" 2>/dev/null || echo n/a)")" "<=" 1.3 "($(median <"$TMP/iw.cpugb.65536" 2>/dev/null) vs $(median <"$TMP/raw.cpugb.65536" 2>/dev/null) s/GB)"
+row "CPU seconds per GB, 64 KiB Write / raw" "$(ratio "$(med "iw.cpugb.65536")" "$(med "raw.cpugb.65536")")" "<=" 1.3 "($(med "iw.cpugb.65536") vs $(med "raw.cpugb.65536") s/GB)"
 echo
 echo "Aggregate 64 KiB bandwidth, MB/sec, against the QP count (iwarp Write / raw TCP streams):"
 awk '{ printf "  %6s QPs: %10s %10s\n", $1, $2, $3 }' "$OUT/aggregate.dat"
@@ -529,7 +532,7 @@ for s in $SIZES; do
 	line="$s"
 	for c in write.0 write.1 read.0 send.0; do
 		eval "raw=\${RAWBW_$s:-n/a}"
-		q=$(ratio "$(median <"$TMP/iw.bw.$c.$s" 2>/dev/null || echo n/a)" "$raw")
+		q=$(ratio "$(med "iw.bw.$c.$s")" "$raw")
 		[ "$q" = n/a ] && q=NaN
 		line="$line $q"
 	done
