@@ -144,7 +144,7 @@ static void *flow_send(void *arg)
 		f->err = -ENOMEM;
 		goto out;
 	}
-	if (f->n == 1) { /* one stream: a plain blocking send() loop */
+	if (!strcmp(f->o->mode, "msgrate")) { /* a plain blocking send() per record */
 		while (!*f->stop) {
 			if (send(f->fds[0], buf, f->o->size, 0) < 0) {
 				f->err = -errno;
