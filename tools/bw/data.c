@@ -91,7 +91,13 @@ static void data_limit_msg(const struct bw_data *d, int i, const char *what, int
 	struct iwarp_device_attr da;
 	struct rlimit rl;
 
-	if (rc == -EMFILE || rc == -ENFILE) {
+	/* the control QP shares the context: data QP i is QP i + 1 */
+	if (iwarp_query_device(d->ctx, &da) == 0 && da.max_qp > 0 && i + 1 >= da.max_qp) {
+		fprintf(stderr,
+			" iwarp_bw: the context's QP limit (max_qp %d of iwarp_query_device, control QP"
+			" included) reached at %s of data QP %d: %d of %d QPs connected (%s)\n",
+			da.max_qp, what, i, i, d->n, iwarp_strerror(rc));
+	} else if (rc == -EMFILE || rc == -ENFILE) {
 		if (getrlimit(RLIMIT_NOFILE, &rl))
 			rl.rlim_cur = 0;
 		fprintf(stderr,
@@ -102,11 +108,6 @@ static void data_limit_msg(const struct bw_data *d, int i, const char *what, int
 	} else if (rc == -ENOMEM) {
 		fprintf(stderr, " iwarp_bw: out of memory (ENOMEM) at %s of data QP %d: %d of %d QPs connected\n",
 			what, i, i, d->n);
-	} else if (iwarp_query_device(d->ctx, &da) == 0 && da.max_qp > 0 && i >= da.max_qp) {
-		fprintf(stderr,
-			" iwarp_bw: the context's QP limit (max_qp %d, iwarp_query_device) reached at %s of"
-			" data QP %d: %d of %d QPs connected (%s)\n",
-			da.max_qp, what, i, i, d->n, iwarp_strerror(rc));
 	} else {
 		fprintf(stderr, " iwarp_bw: %s of data QP %d failed: %d of %d QPs connected (%s)\n", what,
 			i, i, d->n, iwarp_strerror(rc));
@@ -168,8 +169,11 @@ static int data_client_try(struct bw_data *d, const struct bw_opts *o,
 		}
 		rc = iwarp_cm_resolve_addr(q->id, NULL, (const struct sockaddr *)dst, 2000);
 		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
-						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
+						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev))) {
+			if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM)
+				data_limit_msg(d, i, "resolving the address", rc);
 			return rc;
+		}
 		iwarp_cm_ack_event(ev);
 		rc = iwarp_cm_resolve_route(q->id, 2000);
 		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
@@ -221,7 +225,6 @@ static int data_client(struct bw_data *d, const struct bw_opts *o)
 	 * not listen yet). */
 	for (tries = 0; tries < 10; tries++) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
-
 		int reached;
 
 		rc = data_client_try(d, o, &dst);
@@ -271,7 +274,7 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 {
 	struct iwarp_conn_param cp;
 	struct iwarp_cm_event *ev;
-	int i, rc = 0;
+	int i, rc = 0, said = 0;
 
 	for (i = 0; i < d->n; i++) {
 		struct bw_qp *q = &d->q[i];
@@ -294,7 +297,7 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 		iwarp_cm_ack_event(ev);
 		rc = data_create_qp(d, o, i);
 		if (rc) {
-			rc = rc == -EINTR ? rc : -ECANCELED; /* data_create_qp said why */
+			said = 1; /* data_create_qp said why */
 			break;
 		}
 		rc = iwarp_cm_accept(q->id, &cp);
@@ -306,9 +309,7 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 	}
 	iwarp_cm_destroy_id(d->listen_id);
 	d->listen_id = NULL;
-	if (rc == -ECANCELED)
-		rc = -EIO;
-	else if (rc && rc != -EINTR)
+	if (rc && rc != -EINTR && !said)
 		data_limit_msg(d, i, "accepting", rc);
 	return rc;
 }
