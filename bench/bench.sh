@@ -7,8 +7,8 @@
 # Environment:
 #   top_builddir         build tree with bench/tcp_raw and tools/iwarp_bw (.)
 #   BENCH_IWARP_BW       another iwarp_bw binary to measure
-#   BENCH_RUNS           runs per figure; the median is reported (5)
-#   BENCH_ONLY           bw or lat: only that half
+#   BENCH_RUNS           runs per figure; the median is reported (3)
+#   BENCH_ONLY           bw, lat or rows: only that part
 #   BENCH_CC             congestion control (default cubic if available,
 #                        else the system's)
 #   BENCH_RAW_SECS       raw TCP bandwidth run length in seconds (1.5)
