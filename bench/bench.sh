@@ -544,7 +544,9 @@ set terminal pngcairo size 900,560 noenhanced
 set output "$OUT/ratio.png"
 set title "iwarp_bw / raw TCP bandwidth against message size (cc ${CC:-system})"
 set logscale x 2
-set xlabel "message size (bytes)"
+set xrange [32:2097152]
+set xtics ("64 B" 64, "256 B" 256, "1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576)
+set xlabel "message size"
 set ylabel "ratio iwarp / raw TCP"
 set yrange [0:*]
 set key top left
@@ -559,6 +561,8 @@ set title "Aggregate 64 KiB bandwidth against the number of QPs / TCP streams"
 set xlabel "QPs (iwarp) or TCP streams (raw)"
 set ylabel "MB/sec"
 set logscale x 10
+set xrange [0.7:*]
+set xtics auto
 plot "$OUT/aggregate.dat" using 1:2 with linespoints title "iwarp Write", \
      "" using 1:3 with linespoints title "raw TCP streams"
 GP
