@@ -86,9 +86,11 @@ static int listen_any(struct sockaddr_in *a, int backlog, const char *cc)
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (cc)
-		setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc));
+		setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc,
+			   (socklen_t)strlen(cc));
 	if (bind(fd, (struct sockaddr *)a, sizeof(*a)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)a, &alen) < 0 || listen(fd, backlog) < 0) {
+	    getsockname(fd, (struct sockaddr *)a, &alen) < 0 ||
+	    listen(fd, backlog) < 0) {
 		int e = -errno;
 
 		close(fd);
@@ -98,14 +100,16 @@ static int listen_any(struct sockaddr_in *a, int backlog, const char *cc)
 }
 
 /* One connected pair through |lfd|; |nodelay| sets TCP_NODELAY. */
-static int pair(int lfd, const struct sockaddr_in *a, const char *cc, int nodelay, int *s, int *c)
+static int pair(int lfd, const struct sockaddr_in *a, const char *cc,
+		int nodelay, int *s, int *c)
 {
 	int one = 1;
 
 	*c = socket(AF_INET, SOCK_STREAM, 0);
 	if (*c < 0)
 		return -errno;
-	if (cc && setsockopt(*c, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)) < 0)
+	if (cc && setsockopt(*c, IPPROTO_TCP, TCP_CONGESTION, cc,
+			     (socklen_t)strlen(cc)) < 0)
 		return -errno;
 	if (connect(*c, (const struct sockaddr *)a, sizeof(*a)) < 0)
 		return -errno;
@@ -144,7 +148,8 @@ static void *flow_send(void *arg)
 		f->err = -ENOMEM;
 		goto out;
 	}
-	if (!strcmp(f->o->mode, "msgrate")) { /* a plain blocking send() per record */
+	if (!strcmp(f->o->mode,
+		    "msgrate")) { /* a plain blocking send() per record */
 		while (!*f->stop) {
 			if (send(f->fds[0], buf, f->o->size, 0) < 0) {
 				f->err = -errno;
@@ -154,7 +159,7 @@ static void *flow_send(void *arg)
 		goto out;
 	}
 	for (i = 0; i < f->n; i++) {
-		struct epoll_event e = { .events = EPOLLOUT, .data.u64 = i };
+		struct epoll_event e = {.events = EPOLLOUT, .data.u64 = i};
 
 		fcntl(f->fds[i], F_SETFL, O_NONBLOCK);
 		epoll_ctl(ep, EPOLL_CTL_ADD, f->fds[i], &e);
@@ -193,7 +198,7 @@ static void *flow_recv(void *arg)
 		goto out;
 	}
 	for (i = 0; i < f->n; i++) {
-		struct epoll_event e = { .events = EPOLLIN, .data.u64 = i };
+		struct epoll_event e = {.events = EPOLLIN, .data.u64 = i};
 
 		fcntl(f->fds[i], F_SETFL, O_NONBLOCK);
 		epoll_ctl(ep, EPOLL_CTL_ADD, f->fds[i], &e);
@@ -243,10 +248,11 @@ out:
 static int run_flows(const struct popts *o, unsigned long n, int nodelay)
 {
 	struct sockaddr_in a;
-	int lfd, *sf = calloc(n, sizeof(int)), *cf = calloc(n, sizeof(int)), r = 0;
+	int lfd, *sf = calloc(n, sizeof(int)), *cf = calloc(n, sizeof(int)),
+		 r = 0;
 	volatile int stop = 0;
-	struct flow snd = { .o = o, .fds = cf, .n = n, .stop = &stop };
-	struct flow rcv = { .o = o, .fds = sf, .n = n, .stop = &stop };
+	struct flow snd = {.o = o, .fds = cf, .n = n, .stop = &stop};
+	struct flow rcv = {.o = o, .fds = sf, .n = n, .stop = &stop};
 	pthread_t ts, tr;
 	unsigned long i;
 	double sec, cpu = 0;
@@ -262,7 +268,8 @@ static int run_flows(const struct popts *o, unsigned long n, int nodelay)
 	for (i = 0; i < n; i++) {
 		r = pair(lfd, &a, o->cc, nodelay, &sf[i], &cf[i]);
 		if (r) {
-			fprintf(stderr, "tcp_raw: connection %lu of %lu: %s\n", i, n, strerror(-r));
+			fprintf(stderr, "tcp_raw: connection %lu of %lu: %s\n",
+				i, n, strerror(-r));
 			return 1;
 		}
 	}
@@ -278,7 +285,9 @@ static int run_flows(const struct popts *o, unsigned long n, int nodelay)
 	sec = rcv.t1 > rcv.t0 ? (double)(rcv.t1 - rcv.t0) / 1e9 : 0;
 	if (sec <= 0 || snd.err || rcv.err) {
 		fprintf(stderr, "tcp_raw: nothing measured (%s)\n",
-			strerror(snd.err ? -snd.err : rcv.err ? -rcv.err : EAGAIN));
+			strerror(snd.err   ? -snd.err
+				 : rcv.err ? -rcv.err
+					   : EAGAIN));
 		return 1;
 	}
 	cpu = rcv.c1 - rcv.c0; /* roughly the measured interval + drain */
@@ -287,8 +296,9 @@ static int run_flows(const struct popts *o, unsigned long n, int nodelay)
 	       "\"unit\":\"MB/sec\",\"msg_rate_mpps\":%.6f,\"cpu_s\":%.3f,"
 	       "\"cpu_s_per_gb\":%.4f}\n",
 	       o->mode, n, o->size, nodelay, sec, (unsigned long long)rcv.bytes,
-	       (double)rcv.bytes / sec / 1048576.0, (double)rcv.bytes / (double)o->size / sec / 1e6,
-	       cpu, rcv.bytes ? cpu / ((double)rcv.bytes / 1e9) : 0);
+	       (double)rcv.bytes / sec / 1048576.0,
+	       (double)rcv.bytes / (double)o->size / sec / 1e6, cpu,
+	       rcv.bytes ? cpu / ((double)rcv.bytes / 1e9) : 0);
 	for (i = 0; i < n; i++) {
 		close(sf[i]);
 		close(cf[i]);
@@ -305,7 +315,8 @@ static int xfer(int fd, char *buf, size_t len, int tx)
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t r = tx ? send(fd, buf + done, len - done, 0) : recv(fd, buf + done, len - done, 0);
+		ssize_t r = tx ? send(fd, buf + done, len - done, 0)
+			       : recv(fd, buf + done, len - done, 0);
 
 		if (r == 0)
 			return -ECONNRESET;
@@ -351,7 +362,7 @@ static int run_pingpong(const struct popts *o)
 	int lfd, s, c, r;
 	uint64_t *t = calloc(o->iters, sizeof(*t)), t0;
 	char *buf = calloc(1, o->size);
-	struct pp echo = { .o = o };
+	struct pp echo = {.o = o};
 	pthread_t th;
 	unsigned long i, n = o->iters;
 	double c0 = 0, c1, w0 = 0, w1;
@@ -380,7 +391,8 @@ static int run_pingpong(const struct popts *o)
 	w1 = (double)pnow();
 	pthread_join(th, NULL);
 	if (r || echo.err) {
-		fprintf(stderr, "tcp_raw: pingpong: %s\n", strerror(r ? -r : -echo.err));
+		fprintf(stderr, "tcp_raw: pingpong: %s\n",
+			strerror(r ? -r : -echo.err));
 		return 1;
 	}
 	qsort(t, n, sizeof(*t), cmp64);
@@ -388,7 +400,8 @@ static int run_pingpong(const struct popts *o)
 	       "\"rtt_min\":%.2f,\"rtt_median\":%.2f,\"rtt_p99\":%.2f,\"rtt_max\":%.2f,"
 	       "\"cpu_per_rtt_us\":%.3f,\"cpu_util\":%.2f,\"unit\":\"usec\"}\n",
 	       o->size, n, (double)t[0] / 1e3, (double)t[n / 2] / 1e3,
-	       (double)t[(n * 99) / 100] / 1e3, (double)t[n - 1] / 1e3, (c1 - c0) * 1e6 / (double)n,
+	       (double)t[(n * 99) / 100] / 1e3, (double)t[n - 1] / 1e3,
+	       (c1 - c0) * 1e6 / (double)n,
 	       100.0 * (c1 - c0) / ((w1 - w0) / 1e9));
 	close(s);
 	close(c);
@@ -403,7 +416,8 @@ static int run_connrate(const struct popts *o)
 {
 	struct sockaddr_in a;
 	unsigned long i, n = o->conns;
-	int lfd, *sf = calloc(n, sizeof(int)), *cf = calloc(n, sizeof(int)), r = 0;
+	int lfd, *sf = calloc(n, sizeof(int)), *cf = calloc(n, sizeof(int)),
+		 r = 0;
 	uint64_t t0, t1;
 
 	lfd = listen_any(&a, n > 4096 ? 4096 : (int)n, o->cc);
@@ -416,12 +430,14 @@ static int run_connrate(const struct popts *o)
 		r = pair(lfd, &a, o->cc, 1, &sf[i], &cf[i]);
 	t1 = pnow();
 	if (r) {
-		fprintf(stderr, "tcp_raw: connection %lu of %lu: %s\n", i, n, strerror(-r));
+		fprintf(stderr, "tcp_raw: connection %lu of %lu: %s\n", i, n,
+			strerror(-r));
 		return 1;
 	}
 	printf("{\"tool\":\"tcp_raw\",\"mode\":\"connrate\",\"connections\":%lu,\"seconds\":%.6f,"
 	       "\"connect_rate\":%.1f}\n",
-	       n, (double)(t1 - t0) / 1e9, (double)n / ((double)(t1 - t0) / 1e9));
+	       n, (double)(t1 - t0) / 1e9,
+	       (double)n / ((double)(t1 - t0) / 1e9));
 	for (i = 0; i < n; i++) {
 		close(sf[i]);
 		close(cf[i]);
@@ -433,27 +449,44 @@ static int run_connrate(const struct popts *o)
 int tcp_raw_plain(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "parallel", required_argument, NULL, 'P' },
-		{ "cc", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
+		{"size", required_argument, NULL, 's'},
+		{"duration", required_argument, NULL, 'D'},
+		{"iters", required_argument, NULL, 'n'},
+		{"parallel", required_argument, NULL, 'P'},
+		{"cc", required_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
 	};
-	struct popts o = { .mode = argv[1], .seconds = 1.5, .iters = 10000, .warm = 200, .conns = 1 };
+	struct popts o = {.mode = argv[1],
+			  .seconds = 1.5,
+			  .iters = 10000,
+			  .warm = 200,
+			  .conns = 1};
 	int ch;
 
 	optind = 2;
 	while ((ch = getopt_long(argc, argv, "s:D:n:P:", lo, NULL)) != -1) {
 		switch (ch) {
-		case 's': o.size = strtoul(optarg, NULL, 0); break;
-		case 'D': o.seconds = strtod(optarg, NULL); break;
-		case 'n': o.iters = strtoul(optarg, NULL, 0); break;
-		case 'P': o.conns = strtoul(optarg, NULL, 0); break;
-		case 'c': o.cc = optarg; break;
-		case 'j': o.json = 1; break;
-		default: return 1;
+		case 's':
+			o.size = strtoul(optarg, NULL, 0);
+			break;
+		case 'D':
+			o.seconds = strtod(optarg, NULL);
+			break;
+		case 'n':
+			o.iters = strtoul(optarg, NULL, 0);
+			break;
+		case 'P':
+			o.conns = strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			o.cc = optarg;
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		default:
+			return 1;
 		}
 	}
 	if (o.conns < 1 || o.iters < 1 || o.seconds <= 0.3)
