@@ -7,8 +7,8 @@
 # Environment:
 #   top_builddir         build tree with bench/tcp_raw and tools/iwarp_bw (.)
 #   BENCH_IWARP_BW       another iwarp_bw binary to measure
-#   BENCH_RUNS           runs per figure; the median is reported (5)
-#   BENCH_ONLY           bw or lat: only that half
+#   BENCH_RUNS           runs per figure; the median is reported (3)
+#   BENCH_ONLY           bw, lat or rows: only that part
 #   BENCH_CC             congestion control (default cubic if available,
 #                        else the system's)
 #   BENCH_RAW_SECS       raw TCP bandwidth run length in seconds (1.5)
@@ -21,11 +21,18 @@
 #                        fastest of BENCH_LAT_CANDIDATES in a short probe)
 #   BENCH_LAT_CANDIDATES modes probed ("inline latency adaptive")
 #   BENCH_TIMEOUT        seconds before one run is abandoned (60)
+#   BENCH_QUICK          1: one run per figure, fewer sizes and QP counts,
+#                        no 10,000-QP run (about 3 minutes)
+#   BENCH_OUT            output directory ($top_builddir/bench/out): the
+#                        rows table, data files and gnuplot pictures
 set -u
 B=${top_builddir:-.}
 RAW=$B/bench/tcp_raw
 BW=${BENCH_IWARP_BW:-$B/tools/iwarp_bw}
-RUNS=${BENCH_RUNS:-5}
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then RUNS=${BENCH_RUNS:-1}; else RUNS=${BENCH_RUNS:-3}; fi
+OUT=${BENCH_OUT:-$B/bench/out}
+mkdir -p "$OUT" || exit 1
 ONLY=${BENCH_ONLY:-}
 RAW_SECS=${BENCH_RAW_SECS:-1.5}
 LAT_ITERS=${BENCH_LAT_ITERS:-2000}
@@ -33,6 +40,7 @@ BW_SECS=${BENCH_BW_SECS:-0.7}
 LAT_SECS=${BENCH_LAT_SECS:-1}
 T=${BENCH_TIMEOUT:-60}
 SIZES="64 4096 65536 1048576"
+[ "$QUICK" = 1 ] && SIZES="64 4096 65536"
 LAT_SIZES="8 4096"
 
 [ -x "$RAW" ] || { echo "bench.sh: $RAW not built (make bench)"; exit 1; }
@@ -139,6 +147,7 @@ iw_run() {
 		echo "  iwarp_bw $* failed (rc $crc_rc): $(grep -v '^iwarp_bw:' "$TMP/c.err" | tail -n 1)" >&2
 		return 1
 	fi
+	grep '^{' "$TMP/s.out" | head -n 1 >"$TMP/iw.srv"
 	grep '^{' "$TMP/c.out" | head -n 1
 }
 
@@ -183,14 +192,34 @@ ccseen=$TMP/ccseen
 # every configuration once, so that the ratios compare figures measured in
 # the same time window (other load on the machine hits both alike).
 CONFIGS="write.0 write.1 read.0 read.1 send.0 send.1"
-if [ "$ONLY" != lat ]; then
+if [ "$ONLY" != lat ] && [ "$ONLY" != rows ]; then
 echo "Measuring bandwidth: raw TCP and iwarp_bw write/read/send x CRC off/on, interleaved ..."
+# cfg_flag CONFIG: the iwarp_bw flag of a configuration (.1 CRC, .m markers)
+cfg_flag() {
+	case ${1#*.} in
+	1) echo --crc ;;
+	m) echo --markers ;;
+	esac
+}
+# configs_for SIZE: the configurations measured at SIZE
+configs_for() {
+	if [ "$1" = 65536 ]; then echo "$CONFIGS write.m"; else echo "$CONFIGS"; fi
+}
+# cpu_gb: CPU seconds per GB (1e9 B) of the last iw_run, client + server
+cpu_gb() {
+	cl=$(cat "$TMP/c.out" | grep '^{' | head -n 1)
+	awk -v cc="$(echo "$cl" | json_get cpu_s)" -v w="$(echo "$cl" | json_get wall_s)" \
+		-v bw="$(echo "$cl" | json_get bw_average)" -v sc="$(json_get cpu_s <"$TMP/iw.srv")" \
+		'BEGIN { if (cc == "" || sc == "" || bw + 0 == 0 || w + 0 == 0) exit
+			printf "%.4f\n", (cc + sc) / (bw * 1048576 * w / 1e9) }'
+}
 for s in $SIZES; do
 	: >"$TMP/raw.bw.$s"
-	for c in $CONFIGS; do
+	: >"$TMP/raw.cpugb.$s"
+	: >"$TMP/iw.cpugb.$s"
+	for c in $(configs_for "$s"); do
 		t=${c%.*}
-		cflag=
-		[ "${c#*.}" = 1 ] && cflag=--crc
+		cflag=$(cfg_flag "$c")
 		: >"$TMP/iw.bw.$c.$s"
 		# shellcheck disable=SC2086
 		v=$(iw_run --test "$t" -s "$s" -n "$(iters_for 64 "$s" 0.25 200 20000)" \
@@ -204,17 +233,18 @@ for s in $SIZES; do
 		# shellcheck disable=SC2086
 		line=$(raw_run bw -s "$s" -D "$RAW_SECS" $CCARG)
 		echo "$line" | json_get bw_average >>"$TMP/raw.bw.$s"
+		echo "$line" | json_get cpu_s_per_gb >>"$TMP/raw.cpugb.$s"
 		echo "$line" | sed -n 's/.*"cc":"\([^"]*\)".*/\1/p' >>"$ccseen"
-		for c in $CONFIGS; do
+		for c in $(configs_for "$s"); do
 			t=${c%.*}
-			cflag=
-			[ "${c#*.}" = 1 ] && cflag=--crc
+			cflag=$(cfg_flag "$c")
 			eval "n=\$N_${t}_${c#*.}"
 			[ -n "$n" ] || continue
 			# shellcheck disable=SC2086
 			if line=$(iw_run --test "$t" -s "$s" -n "$n" $cflag $CCARG); then
 				echo "$line" | json_get bw_average >>"$TMP/iw.bw.$c.$s"
 				cat "$TMP/iw.cc" >>"$ccseen"
+				[ "$c" = write.0 ] && cpu_gb >>"$TMP/iw.cpugb.$s"
 			else
 				eval "N_${t}_${c#*.}="	# failed: skip it from now on
 			fi
@@ -227,7 +257,7 @@ fi
 
 # ---- latency ----
 
-if [ "$ONLY" != bw ]; then
+if [ "$ONLY" != bw ] && [ "$ONLY" != rows ]; then
 echo "Measuring raw TCP busy-poll ping-pong ..."
 for s in $LAT_SIZES; do
 	for p in uring uring-ipi recv; do
@@ -286,6 +316,96 @@ done
 
 fi
 
+# ---- rows: message rate, event-mode latency, many QPs, memory, connect rate ----
+
+# Each round runs the raw TCP baseline and the iwarp_bw figure next to each
+# other (BENCH_RUNS rounds, medians), so that a ratio compares figures of
+# the same time window.
+if [ "$ONLY" != lat ] && [ "$ONLY" != bw ] || [ "$ONLY" = rows ]; then
+echo "Measuring the rows: 64 B message rate, event-mode ping-pong, many QPs, memory, connect rate ..."
+for f in raw.mr iw.mr raw.pp.med raw.pp.p99 raw.pp.cpu iw.ev.med iw.ev.p99 iw.ev.cpu; do
+	: >"$TMP/$f"
+done
+r=0
+while [ $r -lt "$RUNS" ]; do
+	# 64 B records: one send(2) per record, Nagle on (bench/README.md)
+	# shellcheck disable=SC2086
+	raw_run msgrate -s 64 -D "$RAW_SECS" $CCARG | json_get msg_rate_mpps >>"$TMP/raw.mr"
+	# shellcheck disable=SC2086
+	iw_run --test write -s 64 -n 100000 $CCARG | json_get msg_rate_mpps >>"$TMP/iw.mr"
+	# blocking ping-pong vs iwarp_bw Send latency sleeping on CQ events
+	# (-e, default progress mode); iwarp_bw reports half round trips
+	# shellcheck disable=SC2086
+	line=$(raw_run pingpong -s 8 -n 5000 $CCARG)
+	echo "$line" | json_get rtt_median >>"$TMP/raw.pp.med"
+	echo "$line" | json_get rtt_p99 >>"$TMP/raw.pp.p99"
+	echo "$line" | json_get cpu_per_rtt_us >>"$TMP/raw.pp.cpu"
+	# shellcheck disable=SC2086
+	if line=$(iw_run --test send --latency -e -s 8 -n 5000 $CCARG); then
+		scale "$(echo "$line" | json_get t_typical)" 2 >>"$TMP/iw.ev.med"
+		scale "$(echo "$line" | json_get p99)" 2 >>"$TMP/iw.ev.p99"
+		# CPU per round trip of both processes (raw: both threads)
+		awk -v a="$(echo "$line" | json_get cpu_per_iter_us)" \
+			-v b="$(json_get cpu_per_iter_us <"$TMP/iw.srv")" \
+			'BEGIN { if (a != "" && b != "") printf "%.3f\n", a + b }' >>"$TMP/iw.ev.cpu"
+	fi
+	r=$((r + 1))
+done
+
+# aggregate 64 KiB Write bandwidth against the QP count (and raw TCP
+# streams); -n is per QP (perftest), about 10,000 messages in all
+if [ "$QUICK" = 1 ]; then QPS="1 10 100"; else QPS="1 10 100 1000"; fi
+: >"$OUT/aggregate.dat"
+for q in $QPS; do
+	n=$((10000 / q))
+	[ $n -lt 5 ] && n=5
+	T0=$T
+	T=300
+	# shellcheck disable=SC2086
+	iline=$(iw_run --test write -s 65536 -n "$n" -q "$q" $CCARG)
+	T=$T0
+	iv=$(echo "$iline" | json_get bw_average)
+	eval "AGG_$q=\${iv:-n/a}"
+	if [ "$q" = "$(echo "$QPS" | awk '{ print $NF }')" ]; then
+		IW_CONN=$(echo "$iline" | json_get connect_rate)
+		IW_CONN_Q=$q
+		IW_RSS=$(awk -v cb="$(echo "$iline" | json_get rss_before_kib)" \
+			-v ca="$(echo "$iline" | json_get rss_after_kib)" \
+			-v sb="$(json_get rss_before_kib <"$TMP/iw.srv")" \
+			-v sa="$(json_get rss_after_kib <"$TMP/iw.srv")" -v q="$q" \
+			'BEGIN { if (cb == "" || sa == "") print "n/a"
+				else printf "%.1f\n", (ca - cb + sa - sb) / q }')
+		IW_RSS_Q=$q
+	fi
+	# shellcheck disable=SC2086
+	rv=$(raw_run streams -P "$q" -s 65536 -D "$RAW_SECS" $CCARG | json_get bw_average)
+	echo "$q ${iv:-NaN} ${rv:-NaN}" >>"$OUT/aggregate.dat"
+done
+# shellcheck disable=SC2086
+RAW_CONN=$(raw_run connrate -P "$IW_CONN_Q" $CCARG | json_get connect_rate)
+
+# memory per idle connected QP: 10,000 QPs (a latency run, QP 0 measured,
+# the others idle), RSS growth of server + client across the set-up
+RSS_NOTE=
+if [ "$QUICK" != 1 ]; then
+	T0=$T
+	T=400
+	# shellcheck disable=SC2086
+	if line=$(iw_run --test send --latency -s 8 -n 100 -q 10000 $CCARG); then
+		IW_RSS=$(awk -v cb="$(echo "$line" | json_get rss_before_kib)" \
+			-v ca="$(echo "$line" | json_get rss_after_kib)" \
+			-v sb="$(json_get rss_before_kib <"$TMP/iw.srv")" \
+			-v sa="$(json_get rss_after_kib <"$TMP/iw.srv")" \
+			'BEGIN { printf "%.1f\n", (ca - cb + sa - sb) / 10000 }')
+		IW_RSS_Q=10000
+		IW_CONN10K=$(echo "$line" | json_get connect_rate)
+	else
+		RSS_NOTE=$(grep -h 'QPs connected\|iwarp_bw:' "$TMP/c.err" "$TMP/s.err" | grep -v '^iwarp_bw: ' | head -n 1)
+	fi
+	T=$T0
+fi
+fi
+
 # ---- report ----
 
 raw=n/a
@@ -294,7 +414,7 @@ echo
 echo "Congestion control reported by the tools: $(sort -u "$ccseen" | grep . | tr '\n' ' ')"
 echo
 GOAL_BW=n/a
-if [ "$ONLY" != lat ]; then
+if [ "$ONLY" != lat ] && [ "$ONLY" != rows ]; then
 echo "Bandwidth, MB/sec (2^20 bytes/s), median of $RUNS runs; (x.xx) = iwarp / raw TCP"
 printf '%-18s' ""
 for s in $SIZES; do printf '%18s' "$(size_name "$s")"; done
@@ -320,7 +440,7 @@ done
 
 fi
 GOAL_LAT=n/a
-if [ "$ONLY" != bw ]; then
+if [ "$ONLY" != bw ] && [ "$ONLY" != rows ]; then
 echo
 echo "Latency, microseconds, median of $RUNS runs of each tool's median."
 echo "perftest (and iwarp_bw) report half the round trip for write and send"
@@ -365,4 +485,90 @@ verdict() { # VALUE OP LIMIT
 }
 echo "Goal: 64 KiB RDMA Write with CRC >= 0.70 x raw TCP: ratio $GOAL_BW  $(verdict "$GOAL_BW" ">=" 0.70)"
 echo "Goal: 8 B RDMA Write RTT <= 2.0 x raw TCP busy-poll RTT: ratio $GOAL_LAT  $(verdict "$GOAL_LAT" "<=" 2.0)"
+
+# ---- rows: ratio against the target, PASS/MISS ----
+
+if [ "$ONLY" != lat ] && [ "$ONLY" != bw ] || [ "$ONLY" = rows ]; then
+ROWS=$OUT/rows.txt
+# row LABEL VALUE OP TARGET NOTE
+row() {
+	printf '%-58s %8s %4s %-5s %s\n' "$1" "$2" "$3" "$4" "$(verdict "$2" "$3" "$4") ${5:-}"
+}
+# med NAME: median of $TMP/NAME, n/a when it was not measured
+med() {
+	if [ -f "$TMP/$1" ]; then median <"$TMP/$1"; else echo n/a; fi
+}
+# msg rate from MB/sec at 64 B
+IW_MR=$(med iw.mr)
+{
+echo
+echo "Rows (ratio = iwarp / raw TCP unless stated; medians of $RUNS runs; cc ${CC:-system})"
+printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
+row "64 KiB Write aggregate, ${IW_CONN_Q:-?} QPs / 1 QP" "$(ratio "$(eval echo "\${AGG_${IW_CONN_Q:-1}:-n/a}")" "${AGG_1:-n/a}")" ">=" 0.80
+row "64 B Write message rate / raw TCP 64 B records" "$(ratio "$IW_MR" "$(med raw.mr)")" ">=" 0.25 "($IW_MR vs $(med raw.mr) Mpps)"
+row "4 KiB Write / raw" "$(ratio "$(med "iw.bw.write.0.4096")" "${RAWBW_4096:-n/a}")" ">=" 0.70
+row "4 KiB Send / raw" "$(ratio "$(med "iw.bw.send.0.4096")" "${RAWBW_4096:-n/a}")" ">=" 0.60
+row "64 KiB Write + CRC / raw" "$(ratio "$(med "iw.bw.write.1.65536")" "${RAWBW_65536:-n/a}")" ">=" 0.85
+if [ -f "$TMP/iw.bw.write.0.1048576" ]; then
+	row "1 MiB Write / raw" "$(ratio "$(med iw.bw.write.0.1048576)" "${RAWBW_1048576:-n/a}")" ">=" 0.85
+else
+	row "1 MiB Write / raw" n/a ">=" 0.85 "(not measured: BENCH_QUICK)"
+fi
+row "64 KiB Write, markers / no markers" "$(ratio "$(med "iw.bw.write.m.65536")" "$(med "iw.bw.write.0.65536")")" ">=" 0.85
+row "event-mode 8 B RTT p99 / raw blocking RTT p99" "$(ratio "$(med iw.ev.p99)" "$(med raw.pp.p99)")" "<=" 2.0 "($(med iw.ev.p99) vs $(med raw.pp.p99) us)"
+row "CPU per round trip, event mode / raw blocking" "$(ratio "$(med iw.ev.cpu)" "$(med raw.pp.cpu)")" "<=" 1.5 "($(med iw.ev.cpu) vs $(med raw.pp.cpu) us)"
+row "event-mode 8 B RTT median / raw blocking median" "$(ratio "$(med iw.ev.med)" "$(med raw.pp.med)")" "<=" 1.3 "($(med iw.ev.med) vs $(med raw.pp.med) us)"
+row "memory (RSS) per idle connected QP, ${IW_RSS_Q:-?} QPs, KiB (absolute)" "${IW_RSS:-n/a}" "<=" 64 "${RSS_NOTE:+(10,000 QPs failed: $RSS_NOTE)}"
+row "connections per second / raw TCP connect+accept (${IW_CONN_Q:-?})" "$(ratio "${IW_CONN:-n/a}" "${RAW_CONN:-n/a}")" ">=" 0.3 "(${IW_CONN:-n/a} vs ${RAW_CONN:-n/a} /s)"
+row "CPU seconds per GB, 64 KiB Write / raw" "$(ratio "$(med "iw.cpugb.65536")" "$(med "raw.cpugb.65536")")" "<=" 1.3 "($(med "iw.cpugb.65536") vs $(med "raw.cpugb.65536") s/GB)"
+echo
+echo "Aggregate 64 KiB bandwidth, MB/sec, against the QP count (iwarp Write / raw TCP streams):"
+awk '{ printf "  %6s QPs: %10s %10s\n", $1, $2, $3 }' "$OUT/aggregate.dat"
+} | tee "$ROWS"
+
+# ---- pictures (gnuplot) ----
+: >"$OUT/ratio.dat"
+for s in $SIZES; do
+	line="$s"
+	for c in write.0 write.1 read.0 send.0; do
+		eval "raw=\${RAWBW_$s:-n/a}"
+		q=$(ratio "$(med "iw.bw.$c.$s")" "$raw")
+		[ "$q" = n/a ] && q=NaN
+		line="$line $q"
+	done
+	echo "$line" >>"$OUT/ratio.dat"
+done
+if command -v gnuplot >/dev/null 2>&1; then
+	gnuplot <<GP 2>"$TMP/gp.err" || echo "bench.sh: gnuplot failed: $(tail -n 1 "$TMP/gp.err")"
+set terminal pngcairo size 900,560 noenhanced
+set output "$OUT/ratio.png"
+set title "iwarp_bw / raw TCP bandwidth against message size (cc ${CC:-system})"
+set logscale x 2
+set xrange [32:2097152]
+set xtics ("64 B" 64, "256 B" 256, "1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576)
+set xlabel "message size"
+set ylabel "ratio iwarp / raw TCP"
+set yrange [0:*]
+set key top left
+set grid
+plot "$OUT/ratio.dat" using 1:2 with linespoints title "Write", \
+     "" using 1:3 with linespoints title "Write + CRC", \
+     "" using 1:4 with linespoints title "Read", \
+     "" using 1:5 with linespoints title "Send", \
+     0.85 with lines dashtype 2 title "0.85"
+set output "$OUT/aggregate.png"
+set title "Aggregate 64 KiB bandwidth against the number of QPs / TCP streams"
+set xlabel "QPs (iwarp) or TCP streams (raw)"
+set ylabel "MB/sec"
+set logscale x 10
+set xrange [0.7:*]
+set xtics auto
+plot "$OUT/aggregate.dat" using 1:2 with linespoints title "iwarp Write", \
+     "" using 1:3 with linespoints title "raw TCP streams"
+GP
+	echo "Pictures: $OUT/ratio.png $OUT/aggregate.png (data: $OUT/ratio.dat $OUT/aggregate.dat)"
+else
+	echo "bench.sh: gnuplot not installed (Debian: gnuplot-nox): no pictures; data in $OUT/ratio.dat $OUT/aggregate.dat"
+fi
+fi
 exit 0

@@ -3,6 +3,7 @@
  *
  *   tcp_raw bw  [-s SIZE] [-D SECS] [--depth N] [--batch N] [--cc NAME]
  *   tcp_raw lat [-s SIZE] [-n ITERS] [--poll uring|uring-ipi|recv] [--cc NAME]
+ *   tcp_raw streams|msgrate|pingpong|connrate ...  (tcp_raw_plain.c)
  *
  * Both ends run in this process, one thread each, over one TCP connection
  * on 127.0.0.1 with TCP_NODELAY (and TCP_CONGESTION when --cc is given; the
@@ -39,10 +40,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bench/tcp_raw.h"
 
 #define RX_BUF_MIN ((size_t)4 << 20)	/* receiver's bulk buffer */
 #define BATCH_BYTES ((size_t)1 << 20)	/* default bytes per SENDMSG */
@@ -74,6 +78,7 @@ struct side {
 	int err;		/* 0 or -errno */
 	uint64_t bytes;		/* bw receiver: measured bytes */
 	uint64_t ns;		/* bw receiver: measured time */
+	uint64_t all_bytes;	/* bw receiver: every byte, warm-up included */
 	uint64_t *rtt;		/* lat client: o->iters round trips, ns */
 };
 
@@ -83,6 +88,17 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Process CPU seconds (both threads), getrusage. */
+static double cpu_now(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static void *xalloc(size_t len)
@@ -319,6 +335,7 @@ static void *bw_receiver(void *arg)
 			break;
 		}
 		now = now_ns();
+		sd->all_bytes += (uint64_t)res;
 		if (!first)
 			first = now;
 		if (!t0) {
@@ -500,6 +517,7 @@ static int run(const struct opts *o)
 	struct side s = { .o = o, .fd = -1 }, c = { .o = o, .fd = -1 };
 	pthread_t ts, tc;
 	char cc_s[32], cc_c[32];
+	double cpu0, cpu = 0;
 	int r;
 
 	r = pair_open(o->cc, &s.fd, &c.fd);
@@ -522,6 +540,7 @@ static int run(const struct opts *o)
 			goto out;
 		}
 	}
+	cpu0 = cpu_now();
 	if (pthread_create(&ts, NULL, o->mode == MODE_BW ? bw_receiver :
 			   lat_side, &s)) {
 		r = 1;
@@ -538,6 +557,7 @@ static int run(const struct opts *o)
 	if (c.err)
 		shutdown(s.fd, SHUT_RDWR); /* unblock the other side */
 	pthread_join(ts, NULL);
+	cpu = cpu_now() - cpu0;
 	if (c.err == -EINVAL || c.err == -ENOSYS || s.err == -ENOSYS) {
 		fprintf(stderr, "tcp_raw: io_uring unavailable\n");
 		r = 2;
@@ -565,9 +585,10 @@ static int run(const struct opts *o)
 			       "\"bytes\":%zu,\"depth\":%u,\"batch\":%u,"
 			       "\"seconds\":%.3f,\"bytes_total\":%llu,"
 			       "\"bw_average\":%.3f,\"unit\":\"MB/sec\","
-			       "\"cc\":\"%s\"}\n",
+			       "\"cc\":\"%s\",\"cpu_s\":%.3f,\"cpu_s_per_gb\":%.4f}\n",
 			       o->size, o->depth, o->batch, sec,
-			       (unsigned long long)s.bytes, mbs, cc_c);
+			       (unsigned long long)s.bytes, mbs, cc_c, cpu,
+			       s.all_bytes ? cpu / ((double)s.all_bytes / 1e9) : 0);
 		else
 			printf("%zu B: %.2f MB/sec (2^20 B/s), %.2f GB/s "
 			       "(1e9 B/s), %llu bytes in %.3f s\n",
@@ -614,6 +635,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: tcp_raw bw  [-s SIZE] [-D SECS] [--depth N] [--batch N] [OPTIONS]\n"
 		"       tcp_raw lat [-s SIZE] [-n ITERS] [--poll uring|uring-ipi|recv] [OPTIONS]\n"
+		"       tcp_raw streams -P N [-s SIZE] [-D SECS]   N parallel streams (plain sockets)\n"
+		"       tcp_raw msgrate [-s 64] [-D SECS]          one record per send(2), Nagle on\n"
+		"       tcp_raw pingpong [-s 8] [-n ITERS]         blocking ping-pong, percentiles, CPU\n"
+		"       tcp_raw connrate -P N                      connect + accept per second\n"
 		"Raw TCP over io_uring on 127.0.0.1, both ends in this process.\n"
 		"  -s, --size=N      message size, K/M suffixes (default 65536 bw, 8 lat)\n"
 		"  -D, --duration=S  bw: seconds of sending (default 2)\n"
@@ -706,6 +731,9 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2;
 	}
+	if (!strcmp(argv[1], "streams") || !strcmp(argv[1], "msgrate") ||
+	    !strcmp(argv[1], "pingpong") || !strcmp(argv[1], "connrate"))
+		return tcp_raw_plain(argc, argv);
 	if (!strcmp(argv[1], "bw")) {
 		o.mode = MODE_BW;
 	} else if (!strcmp(argv[1], "lat")) {

@@ -20,7 +20,7 @@ run() {
 	tries=0
 	while :; do
 		port=$(free_port)
-		timeout 60 "$BW" -p "$port" "$@" >"$TMP/s.out" 2>"$TMP/s.err" &
+		timeout "${RUN_TMO:-60}" "$BW" -p "$port" "$@" >"$TMP/s.out" 2>"$TMP/s.err" &
 		spid=$!
 		wait_listen "$port" "$spid" && break
 		kill "$spid" 2>/dev/null
@@ -29,7 +29,7 @@ run() {
 		port_taken "$TMP/s.err" && [ $tries -lt 5 ] || break
 		echo "     $name: port $port taken meanwhile, another one"
 	done
-	timeout 60 "$BW" -p "$port" "$@" 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
+	timeout "${RUN_TMO:-60}" "$BW" -p "$port" "$@" 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
 	crc=$?
 	wait $spid
 	src=$?
@@ -76,6 +76,27 @@ run "send bw -e" 4096 300 --test send -s 4096 -n 300 -e
 run "read bw --cq-wait=spin" 4096 300 --test read -s 4096 -n 300 --cq-wait=spin
 # -D: a timed run (5 s > 2 x the 2 s margin) ends and drains its queue
 run "write bw -D 5 --crc" 65536 any --test write -D 5 --crc
+# post lists (-l), CPU utilization, many QPs (-n is per QP, as perftest)
+run "write bw -q 4 -l 8 --cpu_util" 4096 200 --test write -s 4096 -n 200 -q 4 -l 8 --cpu_util
+grep -q '^ CPU util: [0-9.]*%' "$TMP/c.out" || { fail=$((fail + 1)); echo "FAIL: no CPU util line"; }
+grep -q '^ Connection setup: 4 QPs in ' "$TMP/c.out" || { fail=$((fail + 1)); echo "FAIL: no set-up line"; }
+run "send bw -l 4 -q 3" 1024 100 --test send -s 1024 -n 100 -l 4 -q 3
+run "send lat -e --cpu_util -q 4" 8 100 --test send --latency -s 8 -n 100 -e --cpu_util -q 4
+grep -q '^ CPU per iteration: ' "$TMP/c.out" || { fail=$((fail + 1)); echo "FAIL: no CPU per iteration"; }
+# --json carries the set-up and CPU figures; the peak never exceeds what a
+# 10 ms window of completions can hold (it is at least the average)
+run "write bw --json" '' '' --test write -s 65536 -n 300 --json --cpu_util
+if grep -q '"connect_rate":[0-9.]*,.*"cpu_util":[0-9.]*' "$TMP/c.out" &&
+	awk -F'"bw_peak":' '{ split($2, a, ","); split($0, b, "\"bw_average\":"); split(b[2], c, ",")
+		if (a[1] + 0 < c[1] + 0) exit 1 }' "$TMP/c.out"; then
+	echo "PASS: json figures"
+else
+	fail=$((fail + 1))
+	echo "FAIL: json figures: $(cat "$TMP/c.out")"
+fi
+# 1,000 QPs each way (set-up dominates: about 15 ms per connection)
+RUN_TMO=180 run "write bw -q 1000" 4096 5 --test write -s 4096 -n 5 -q 1000
+RUN_TMO=180 run "send lat -q 1000" 8 50 --test send --latency -s 8 -n 50 -q 1000
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -120,6 +120,8 @@
 #define BW_CACHE_LINE 64
 #define BW_MTU_ENUM 5 /* IBV_MTU_4096 */
 #define BW_EXIT_NOURING 2
+#define BW_MAX_QPS 65535 /* the QP index lives in 16 bits of a wr_id */
+#define BW_MAX_POST_LIST 1024
 
 enum bw_verb { BW_SEND = 0, BW_WRITE = 1, BW_READ = 2 };
 
@@ -168,7 +170,28 @@ struct bw_opts {
 	enum iwarp_progress_mode progress;
 	enum bw_cq_wait cq_wait;
 	int cq_spin_us;
+	int post_list;	/* -l: WRs chained by next per iwarp_post_send */
+	int cpu_util;	/* --cpu_util: report process CPU time / wall time */
 };
+
+/*
+ * Figures measured outside the per-size rows (connection set-up, memory),
+ * printed once and repeated in every JSON line (main.c fills it).
+ */
+struct bw_stats {
+	int qps;		/* data QPs connected */
+	double connect_s;	/* wall time to connect (client) or accept them */
+	long rss_before_kib;	/* VmRSS before the data connections */
+	long rss_after_kib;	/* VmRSS once all are established */
+};
+
+extern struct bw_stats bw_stats;
+
+/* Process CPU time (all threads, user + system) in seconds, getrusage. */
+double bw_cpu_seconds(void);
+
+/* VmRSS of this process in KiB (/proc/self/status), -1 if unknown. */
+long bw_rss_kib(void);
 
 /* struct pingpong_dest in host form. */
 struct bw_dest {
@@ -220,6 +243,7 @@ struct bw_qp {
 	uint64_t rcnt;    /* receives completed */
 	uint64_t credits_out; /* credit Writes not yet completed */
 	uint64_t credits_posted; /* credit Writes posted (source slot index) */
+	uint64_t batch;   /* WRs posted since the last signaled one */
 	int connected;
 };
 
@@ -378,9 +402,12 @@ void bw_data_close(struct bw_data *d, const struct bw_opts *o);
 /* Per-size results of a BW run. */
 struct bw_result {
 	uint64_t size;
-	uint64_t iters;
+	uint64_t iters;  /* per QP (printed), as perftest's -n */
+	uint64_t msgs;   /* messages of all QPs in |seconds| (the figures) */
 	double seconds;
 	double peak_bps; /* octets per second */
+	double cpu_s;    /* process CPU seconds over the measured interval */
+	double wall_s;   /* wall seconds of that interval (0: not measured) */
 };
 
 /* BW sender loop (run_iter_bw); duplex also receives. 0 or < 0. */
@@ -410,11 +437,20 @@ void bw_print_header(const struct bw_opts *o);
 /* Fills |rep| from |r| (print_report_bw). */
 void bw_make_report(const struct bw_opts *o, const struct bw_result *r, struct bw_report *rep);
 
+/* CPU utilization of the last BW run, for the row bw_print_bw_row prints
+ * next (wall 0: none measured, e.g. the report of the peer). */
+void bw_set_row_cpu(double cpu_s, double wall_s);
+
 /* Prints one BW row (|rem| NULL or the peer's report to add). */
 void bw_print_bw_row(const struct bw_opts *o, const struct bw_report *mine, const struct bw_report *rem);
 
-/* Prints one latency row from |n| samples (ns), sorted in place. */
-void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *samples, uint64_t n);
+/* Prints one latency row from |n| samples (ns), sorted in place; |cpu_s|
+ * and |wall_s|: CPU and wall seconds of the run (wall 0: not measured). */
+void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *samples, uint64_t n,
+		      double cpu_s, double wall_s);
+
+/* Prints the connection set-up line (and memory) from bw_stats. */
+void bw_print_setup(const struct bw_opts *o);
 
 /* Prints the separator line (not in JSON mode). */
 void bw_print_line(const struct bw_opts *o);

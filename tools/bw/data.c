@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "tools/bw/bw.h"
@@ -40,7 +41,8 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 	d->mr = iwarp_reg_mr(d->pd, d->buf, len, data_access(o));
 	if (!d->mr)
 		goto fail;
-	if (o->cq_wait != BW_WAIT_SPIN && !o->latency && !d->inline_progress) {
+	if (o->cq_wait != BW_WAIT_SPIN && (!o->latency || o->cq_wait == BW_WAIT_EVENT) &&
+	    !d->inline_progress) {
 		d->chan = iwarp_create_comp_channel(d->ctx);
 		/* the BW loops poll(2) it and drain it without blocking */
 		if (!d->chan || bw_fd_nonblock(d->chan->fd))
@@ -80,6 +82,38 @@ fail:
 	}
 }
 
+/*
+ * A data connection could not be set up: names the resource when it is one
+ * (file descriptors, memory, the context's QP limit) and the count reached.
+ */
+static void data_limit_msg(const struct bw_data *d, int i, const char *what, int rc)
+{
+	struct iwarp_device_attr da;
+	struct rlimit rl;
+
+	/* the control QP shares the context: data QP i is QP i + 1 */
+	if (iwarp_query_device(d->ctx, &da) == 0 && da.max_qp > 0 && i + 1 >= da.max_qp) {
+		fprintf(stderr,
+			" iwarp_bw: the context's QP limit (max_qp %d of iwarp_query_device, control QP"
+			" included) reached at %s of data QP %d: %d of %d QPs connected (%s)\n",
+			da.max_qp, what, i, i, d->n, iwarp_strerror(rc));
+	} else if (rc == -EMFILE || rc == -ENFILE) {
+		if (getrlimit(RLIMIT_NOFILE, &rl))
+			rl.rlim_cur = 0;
+		fprintf(stderr,
+			" iwarp_bw: out of file descriptors (%s, RLIMIT_NOFILE %llu) at %s of data QP %d:"
+			" %d of %d QPs connected\n",
+			rc == -EMFILE ? "EMFILE" : "ENFILE", (unsigned long long)rl.rlim_cur, what,
+			i, i, d->n);
+	} else if (rc == -ENOMEM) {
+		fprintf(stderr, " iwarp_bw: out of memory (ENOMEM) at %s of data QP %d: %d of %d QPs connected\n",
+			what, i, i, d->n);
+	} else {
+		fprintf(stderr, " iwarp_bw: %s of data QP %d failed: %d of %d QPs connected (%s)\n", what,
+			i, i, d->n, iwarp_strerror(rc));
+	}
+}
+
 static int data_create_qp(struct bw_data *d, const struct bw_opts *o, int i)
 {
 	struct iwarp_qp_init_attr qa;
@@ -98,8 +132,7 @@ static int data_create_qp(struct bw_data *d, const struct bw_opts *o, int i)
 	qa.cap.max_inline_data = (uint32_t)(o->inline_size > 0 ? o->inline_size : 0);
 	rc = iwarp_cm_create_qp(d->q[i].id, d->pd, &qa);
 	if (rc) {
-		fprintf(stderr, " iwarp_bw: iwarp_cm_create_qp (data QP %d): %s\n", i,
-			iwarp_strerror(rc));
+		data_limit_msg(d, i, "iwarp_cm_create_qp", rc);
 		return rc;
 	}
 	d->q[i].qp = d->q[i].id->qp;
@@ -130,12 +163,17 @@ static int data_client_try(struct bw_data *d, const struct bw_opts *o,
 		struct bw_qp *q = &d->q[i];
 
 		rc = iwarp_cm_create_id(d->ch, d->ctx, &q->id, q, IWARP_PS_TCP);
-		if (rc)
+		if (rc) {
+			data_limit_msg(d, i, "iwarp_cm_create_id", rc);
 			return rc;
+		}
 		rc = iwarp_cm_resolve_addr(q->id, NULL, (const struct sockaddr *)dst, 2000);
 		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
-						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
+						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev))) {
+			if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM)
+				data_limit_msg(d, i, "resolving the address", rc);
 			return rc;
+		}
 		iwarp_cm_ack_event(ev);
 		rc = iwarp_cm_resolve_route(q->id, 2000);
 		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
@@ -148,8 +186,11 @@ static int data_client_try(struct bw_data *d, const struct bw_opts *o,
 		data_conn_param(o, &cp);
 		rc = iwarp_cm_connect(q->id, &cp);
 		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
-						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev))) {
+			if (rc != -EINTR)
+				data_limit_msg(d, i, "connecting", rc);
 			return rc;
+		}
 		iwarp_cm_ack_event(ev);
 		q->connected = 1;
 	}
@@ -184,12 +225,16 @@ static int data_client(struct bw_data *d, const struct bw_opts *o)
 	 * not listen yet). */
 	for (tries = 0; tries < 10; tries++) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		int reached;
 
 		rc = data_client_try(d, o, &dst);
 		if (!rc)
 			return 0;
+		/* the server listens once one QP got through: a later failure
+		 * is a resource running out (reported), not worth retrying */
+		reached = d->q[0].connected;
 		data_drop_ids(d);
-		if (rc == -EINTR)
+		if (rc == -EINTR || reached)
 			return rc;
 		nanosleep(&ts, NULL); /* a signal cuts it short */
 		if (bw_stopping())
@@ -229,7 +274,7 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 {
 	struct iwarp_conn_param cp;
 	struct iwarp_cm_event *ev;
-	int i, rc = 0;
+	int i, rc = 0, said = 0;
 
 	for (i = 0; i < d->n; i++) {
 		struct bw_qp *q = &d->q[i];
@@ -251,8 +296,10 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 			cp.initiator_depth = ord;
 		iwarp_cm_ack_event(ev);
 		rc = data_create_qp(d, o, i);
-		if (rc)
+		if (rc) {
+			said = 1; /* data_create_qp said why */
 			break;
+		}
 		rc = iwarp_cm_accept(q->id, &cp);
 		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
 						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
@@ -262,8 +309,8 @@ static int data_server(struct bw_data *d, const struct bw_opts *o)
 	}
 	iwarp_cm_destroy_id(d->listen_id);
 	d->listen_id = NULL;
-	if (rc && rc != -EINTR)
-		fprintf(stderr, " iwarp_bw: accepting data connection: %s\n", iwarp_strerror(rc));
+	if (rc && rc != -EINTR && !said)
+		data_limit_msg(d, i, "accepting", rc);
 	return rc;
 }
 
@@ -271,6 +318,7 @@ int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm
 		    const struct bw_opts *o)
 {
 	struct bw_dest zero, rem;
+	uint64_t t0;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
@@ -297,9 +345,14 @@ int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm
 	rc = bw_comm_handshake(c, &zero, &rem);
 	if (rc)
 		return rc;
+	bw_stats.rss_before_kib = bw_rss_kib();
+	t0 = bw_now_ns();
 	rc = o->server ? data_client(d, o) : data_server(d, o);
 	if (rc)
 		return rc;
+	bw_stats.connect_s = (double)(bw_now_ns() - t0) / 1e9;
+	bw_stats.rss_after_kib = bw_rss_kib();
+	bw_stats.qps = d->n;
 	return bw_comm_handshake(c, &zero, &rem);
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@
 
 enum {
 	OPT_TEST = 256, OPT_LATENCY, OPT_GBITS, OPT_JSON, OPT_CRC, OPT_MARKERS, OPT_MPA_REV,
-	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND, OPT_CQ_WAIT, OPT_CQ_SPIN,
+	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND, OPT_CQ_WAIT, OPT_CQ_SPIN, OPT_CPU_UTIL,
 };
 
 static void usage(FILE *f)
@@ -33,7 +34,11 @@ static void usage(FILE *f)
 		"  -a, --all             all sizes 2 .. 2^23\n"
 		"  -n, --iters=N         iterations (default 5000 BW, 1000 latency)\n"
 		"  -D, --duration=SEC    run for SEC seconds instead (BW tests; margin 2 s)\n"
-		"  -q, --qp=N            number of QPs (default 1)\n"
+		"  -q, --qp=N            number of QPs (default 1; up to 65535, as far as\n"
+		"                        file descriptors and memory allow; latency\n"
+		"                        tests measure QP 0, the others stay idle)\n"
+		"  -l, --post_list=N     post lists of N WRs chained by next (BW tests)\n"
+		"      --cpu_util        report CPU utilization (process CPU / wall time)\n"
 		"  -b, --bidirectional   bidirectional BW\n"
 		"  -t, --tx-depth=N      send queue depth (default 128 BW, 1 latency)\n"
 		"  -r, --rx-depth=N      receive depth for Send tests (default 512)\n"
@@ -122,6 +127,8 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 		{ "use_event", no_argument, NULL, 'e' },
 		{ "cq-wait", required_argument, NULL, OPT_CQ_WAIT },
 		{ "cq-spin", required_argument, NULL, OPT_CQ_SPIN },
+		{ "post_list", required_argument, NULL, 'l' },
+		{ "cpu_util", no_argument, NULL, OPT_CPU_UTIL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -137,7 +144,8 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	o->mpa_rev = 0;
 	o->cq_wait = BW_WAIT_HYBRID;
 	o->cq_spin_us = BW_CQ_SPIN_US;
-	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:eFRh", lo, NULL)) != -1) {
+	o->post_list = 1;
+	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:l:eFRh", lo, NULL)) != -1) {
 		switch (c) {
 		case OPT_TEST:
 			if (!strcmp(optarg, "write"))
@@ -162,7 +170,9 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 			o->iters_set = 1;
 			break;
 		case 'D': if (parse_int(optarg, 1, 86400, &o->duration)) goto bad; break;
-		case 'q': if (parse_int(optarg, 1, 64, &o->num_qps)) goto bad; break;
+		case 'q': if (parse_int(optarg, 1, BW_MAX_QPS, &o->num_qps)) goto bad; break;
+		case 'l': if (parse_int(optarg, 1, BW_MAX_POST_LIST, &o->post_list)) goto bad; break;
+		case OPT_CPU_UTIL: o->cpu_util = 1; break;
 		case 'b': o->duplex = 1; break;
 		case 't': if (parse_int(optarg, 1, 15000, &tx)) goto bad; break;
 		case 'r': if (parse_int(optarg, 1, 16384, &rx)) goto bad; break;
@@ -233,13 +243,15 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	}
 	if (o->latency) {
 		o->cq_mod = 1;
-		if (o->duplex || o->duration || o->num_qps > 1) {
-			fprintf(stderr, " iwarp_bw: -b, -D and -q > 1 are BW-test options\n");
+		if (o->duplex || o->duration || o->post_list > 1) {
+			fprintf(stderr, " iwarp_bw: -b, -D and -l are BW-test options\n");
 			return -1;
 		}
 	}
 	if (o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth;
+	if (o->post_list > o->tx_depth)
+		o->post_list = o->tx_depth;
 	if (o->duration && (o->all || o->duration <= 2 * o->margin)) {
 		fprintf(stderr, " iwarp_bw: -D needs DURATION > 2*MARGIN (4 s) and no -a\n");
 		return -1;
@@ -291,10 +303,12 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		a.congestion_control = o->cc;
 	if (o->progress_set)
 		a.progress = o->progress;
-	else if (o->latency && !getenv("IWARP_PROGRESS"))
+	else if (o->latency && o->cq_wait != BW_WAIT_EVENT && !getenv("IWARP_PROGRESS"))
 		/* One thread per process: the application's own busy-poll
 		 * drives the engine. With an engine thread, two processes
-		 * would spin four threads (iwarp_bw(1), NOTES). */
+		 * would spin four threads (iwarp_bw(1), NOTES). With -e the
+		 * application sleeps on the completion channel: the engine
+		 * keeps its default mode (its thread must run). */
 		a.progress = IWARP_PROGRESS_INLINE;
 	ctx = iwarp_open_context(&a);
 	if (!ctx) {
@@ -314,6 +328,21 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 			o->out_reads = da.max_qp_init_rd_atom < 255 ? da.max_qp_init_rd_atom : 255;
 	}
 	return ctx;
+}
+
+/*
+ * Every data QP is a TCP socket: raise the soft RLIMIT_NOFILE to the hard
+ * limit so that -q is bounded by the hard limit only (a failure past it is
+ * reported with the count reached, data.c).
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 /* After a failure: prints pending QP async events (a TERMINATE's cause). */
@@ -401,7 +430,13 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 
 	memset(&mine, 0, sizeof(mine));
 	if (!o->server && !o->duplex) { /* the server waits for the client */
+		/* our CPU while the client runs (the engine's receive side):
+		 * from here until the client's post-run handshake */
+		double c0 = bw_cpu_seconds();
+		uint64_t w0 = bw_now_ns();
+
 		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		bw_set_row_cpu(bw_cpu_seconds() - c0, (double)(bw_now_ns() - w0) / 1e9);
 		if (!rc)
 			rc = bw_comm_xchg_report(c, &mine, &theirs);
 		if (!rc)
@@ -420,6 +455,7 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		if (o->duplex && o->all && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
 			return rc;
 		bw_make_report(o, &r, &mine);
+		bw_set_row_cpu(r.cpu_s, r.wall_s);
 		if (o->duplex) {
 			rc = bw_comm_xchg_report(c, &mine, &theirs);
 			if (rc)
@@ -462,6 +498,7 @@ static int run_send_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		if (rc)
 			return rc;
 		bw_make_report(o, &r, &mine);
+		bw_set_row_cpu(r.cpu_s, r.wall_s);
 		if (o->duplex && !o->duration) {
 			rc = bw_comm_xchg_report(c, &mine, &theirs);
 			if (rc)
@@ -481,6 +518,7 @@ static int run_lat(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o
 		   struct bw_dest *my, struct bw_dest *rem)
 {
 	uint64_t *t, s;
+	double cpu = 0, wall = 0;
 	int rc = 0;
 
 	if (o->verb == BW_READ && !o->server) /* only the client reads */
@@ -501,10 +539,16 @@ static int run_lat(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o
 			if (!rc)
 				rc = bw_comm_handshake(c, &my[0], &rem[0]);
 		}
-		if (!rc)
+		if (!rc) {
+			double c0 = bw_cpu_seconds();
+			uint64_t w0 = bw_now_ns();
+
 			rc = bw_run_lat(d, o, s, t);
+			cpu = bw_cpu_seconds() - c0;
+			wall = (double)(bw_now_ns() - w0) / 1e9;
+		}
 		if (!rc)
-			bw_print_lat_row(o, s, t, o->iters);
+			bw_print_lat_row(o, s, t, o->iters, cpu, wall);
 	}
 	free(t);
 	if (rc)
@@ -533,6 +577,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 1;
+	raise_nofile();
 	/* SIGINT/SIGTERM: every wait returns -EINTR, then a bounded clean
 	 * disconnect, then the tool dies of the signal (iwarp_bw(1)) */
 	if (tool_stop_init()) {
@@ -569,6 +614,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < o.num_qps; i++)
 		bw_data_my_dest(&d, &o, i, &my[i]);
 	bw_print_params(&o, ctx, mtu);
+	bw_print_setup(&o);
 	rc = pre_handshakes(&c, &d, &o, my, rem);
 	if (rc)
 		goto out;

@@ -186,16 +186,63 @@ void bw_make_report(const struct bw_opts *o, const struct bw_result *r, struct b
 	memset(rep, 0, sizeof(*rep));
 	rep->size = r->size;
 	rep->iters = r->iters;
-	rep->bw_avg = (double)r->size * (double)r->iters / secs / factor;
+	/* perftest: -n iterations per QP, the figures aggregate all QPs */
+	rep->bw_avg = (double)r->size * (double)r->msgs / secs / factor;
 	rep->bw_peak = r->peak_bps / factor;
 	if (rep->bw_peak < rep->bw_avg)
 		rep->bw_peak = rep->bw_avg;
-	rep->msg_rate = (double)r->iters / secs / 1e6;
+	rep->msg_rate = (double)r->msgs / secs / 1e6;
+}
+
+static double row_cpu_s, row_wall_s; /* bw_set_row_cpu */
+
+void bw_set_row_cpu(double cpu_s, double wall_s)
+{
+	row_cpu_s = cpu_s;
+	row_wall_s = wall_s;
+}
+
+static double conn_rate(void)
+{
+	return bw_stats.connect_s > 0 ? (double)bw_stats.qps / bw_stats.connect_s : 0;
+}
+
+void bw_print_setup(const struct bw_opts *o)
+{
+	if (o->json)
+		return;
+	printf(" Connection setup: %d QPs in %.3f s (%.0f per second)", bw_stats.qps,
+	       bw_stats.connect_s, conn_rate());
+	if (bw_stats.rss_before_kib >= 0 && bw_stats.rss_after_kib >= 0)
+		printf(", RSS %ld -> %ld KiB", bw_stats.rss_before_kib, bw_stats.rss_after_kib);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* The JSON members common to every line: QPs, set-up, memory, CPU. */
+static void json_common(const struct bw_opts *o, double cpu_s, double wall_s)
+{
+	printf(",\"num_qps\":%d,\"post_list\":%d,\"connect_s\":%.6f,\"connect_rate\":%.1f,"
+	       "\"rss_before_kib\":%ld,\"rss_after_kib\":%ld",
+	       bw_stats.qps, o->post_list, bw_stats.connect_s, conn_rate(), bw_stats.rss_before_kib,
+	       bw_stats.rss_after_kib);
+	if (wall_s > 0)
+		printf(",\"cpu_s\":%.6f,\"wall_s\":%.6f,\"cpu_util\":%.2f", cpu_s, wall_s,
+		       100.0 * cpu_s / wall_s);
+}
+
+/* perftest --cpu_util: the CPU utilization line under a row. */
+static void print_cpu(const struct bw_opts *o, double cpu_s, double wall_s)
+{
+	if (o->cpu_util && wall_s > 0)
+		printf(" CPU util: %.2f%% (%.3f s CPU, all threads, over %.3f s)\n",
+		       100.0 * cpu_s / wall_s, cpu_s, wall_s);
 }
 
 void bw_print_bw_row(const struct bw_opts *o, const struct bw_report *m, const struct bw_report *rem)
 {
 	double peak = m->bw_peak, avg = m->bw_avg, rate = m->msg_rate;
+	double cpu_s = row_cpu_s, wall_s = row_wall_s;
 
 	if (rem) {
 		peak += rem->bw_peak;
@@ -205,15 +252,20 @@ void bw_print_bw_row(const struct bw_opts *o, const struct bw_report *m, const s
 	if (o->json) {
 		printf("{\"test\":\"%s\",\"mode\":\"bw\",\"bidirectional\":%s,\"bytes\":%llu,"
 		       "\"iterations\":%llu,\"bw_peak\":%.6f,\"bw_average\":%.6f,\"unit\":\"%s\","
-		       "\"msg_rate_mpps\":%.6f}\n",
+		       "\"msg_rate_mpps\":%.6f",
 		       verb_json(o->verb), o->duplex ? "true" : "false", (unsigned long long)m->size,
 		       (unsigned long long)m->iters, peak, avg, o->report_gbits ? "Gb/sec" : "MB/sec",
 		       rate);
+		json_common(o, cpu_s, wall_s);
+		printf("}\n");
 	} else if (avg < 0.1 && o->report_gbits) {
 		printf(REPORT_FMT_EXT "\n", (unsigned long)m->size, (unsigned long)m->iters, peak, avg, rate);
+		print_cpu(o, cpu_s, wall_s);
 	} else {
 		printf(REPORT_FMT "\n", (unsigned long)m->size, (unsigned long)m->iters, peak, avg, rate);
+		print_cpu(o, cpu_s, wall_s);
 	}
+	row_cpu_s = row_wall_s = 0;
 	fflush(stdout);
 }
 
@@ -224,7 +276,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *t, uint64_t n)
+void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *t, uint64_t n,
+		      double cpu_s, double wall_s)
 {
 	/* usec per sample; Send and Write report half the round trip */
 	double q = (o->verb == BW_READ ? 1.0 : 2.0) * 1000.0;
@@ -255,14 +308,21 @@ void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *t, uint6
 	if (o->json) {
 		printf("{\"test\":\"%s\",\"mode\":\"latency\",\"bytes\":%llu,\"iterations\":%llu,"
 		       "\"t_min\":%.2f,\"t_max\":%.2f,\"t_typical\":%.2f,\"t_avg\":%.2f,"
-		       "\"t_stdev\":%.2f,\"p99\":%.2f,\"p99_9\":%.2f,\"unit\":\"usec\"}\n",
+		       "\"t_stdev\":%.2f,\"p99\":%.2f,\"p99_9\":%.2f,\"unit\":\"usec\"",
 		       verb_json(o->verb), (unsigned long long)size, (unsigned long long)n,
 		       (double)t[0] / q, (double)t[m - 1] / q, med, avg, sqrt(var / (double)m),
 		       (double)t[i99] / q, (double)t[i999] / q);
+		json_common(o, cpu_s, wall_s);
+		if (wall_s > 0)
+			printf(",\"cpu_per_iter_us\":%.3f", cpu_s * 1e6 / (double)n);
+		printf("}\n");
 	} else {
 		printf(REPORT_FMT_LAT "\n", (unsigned long)size, (unsigned long)n, (double)t[0] / q,
 		       (double)t[m - 1] / q, med, avg, sqrt(var / (double)m), (double)t[i99] / q,
 		       (double)t[i999] / q);
+		print_cpu(o, cpu_s, wall_s);
+		if (o->cpu_util && wall_s > 0)
+			printf(" CPU per iteration: %.3f usec\n", cpu_s * 1e6 / (double)n);
 	}
 	fflush(stdout);
 }

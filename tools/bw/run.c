@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/bw/bw.h"
@@ -133,47 +134,62 @@ static int wc_ok(const struct iwarp_wc *wc, const char *what)
 	return -EIO;
 }
 
-/* Posts one data WR on QP |i|; retries while the send queue is full. */
-static int post_data(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
-		     unsigned int flags, uint64_t wr_id)
+/* Fills |wr| and |sge| for one data WR of |size| octets on QP |i|. */
+static void fill_data_wr(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
+			 unsigned int flags, uint64_t wr_id, struct iwarp_send_wr *wr,
+			 struct iwarp_sge *sge)
 {
 	struct bw_qp *q = &d->q[i];
-	struct iwarp_sge sge = {
-		.addr = (uintptr_t)(d->buf + (size_t)i * d->buff),
-		.length = (uint32_t)size,
-		.lkey = d->mr->lkey,
-	};
-	struct iwarp_send_wr wr, *bad;
-	int rc;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = flags;
+	sge->addr = (uintptr_t)(d->buf + (size_t)i * d->buff);
+	sge->length = (uint32_t)size;
+	sge->lkey = d->mr->lkey;
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->send_flags = flags;
 	switch (o->verb) {
 	case BW_WRITE:
-		wr.opcode = IWARP_WR_RDMA_WRITE;
+		wr->opcode = IWARP_WR_RDMA_WRITE;
 		break;
 	case BW_READ:
-		wr.opcode = IWARP_WR_RDMA_READ;
+		wr->opcode = IWARP_WR_RDMA_READ;
 		break;
 	case BW_SEND:
 	default:
-		wr.opcode = IWARP_WR_SEND;
+		wr->opcode = IWARP_WR_SEND;
 		break;
 	}
 	if (o->verb != BW_SEND) {
-		wr.wr.rdma.remote_addr = q->rem_addr;
-		wr.wr.rdma.rkey = q->rem_rkey;
+		wr->wr.rdma.remote_addr = q->rem_addr;
+		wr->wr.rdma.rkey = q->rem_rkey;
 	}
 	if (o->verb != BW_READ && size <= (uint64_t)o->inline_size && size <= d->max_inline)
-		wr.send_flags |= IWARP_SEND_INLINE;
-	rc = iwarp_post_send(q->qp, &wr, &bad);
+		wr->send_flags |= IWARP_SEND_INLINE;
+}
+
+/* Posts the chain starting at |wr| (linked by next) on QP |i|. */
+static int post_chain(struct bw_data *d, int i, struct iwarp_send_wr *wr)
+{
+	struct iwarp_send_wr *bad;
+	int rc = iwarp_post_send(d->q[i].qp, wr, &bad);
+
 	if (rc)
 		fprintf(stderr, " iwarp_bw: iwarp_post_send (QP %d, scnt %llu): %s\n", i,
-			(unsigned long long)q->scnt, iwarp_strerror(rc));
+			(unsigned long long)d->q[i].scnt, iwarp_strerror(rc));
 	return rc;
+}
+
+/* Posts one data WR on QP |i|. */
+static int post_data(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
+		     unsigned int flags, uint64_t wr_id)
+{
+	struct iwarp_sge sge;
+	struct iwarp_send_wr wr;
+
+	fill_data_wr(d, o, i, size, flags, wr_id, &wr, &sge);
+	return post_chain(d, i, &wr);
 }
 
 /* Sends the receive count of QP |i| to the peer's credit word. */
@@ -259,7 +275,8 @@ int bw_post_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size)
 
 	if (o->duration == 0 && o->iters < want)
 		want = o->iters;
-	for (i = 0; i < d->n; i++) {
+	/* latency tests run on QP 0 only; the others stay idle */
+	for (i = 0; i < (o->latency ? 1 : d->n); i++) {
 		d->q[i].rposted = 0;
 		d->q[i].rcnt = 0;
 		while (d->q[i].rposted < want) {
@@ -307,12 +324,49 @@ static int reap_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 	return n;
 }
 
+/*
+ * BW peak: the highest rate of completed octets over a measured interval.
+ * Intervals run from one completion instant to a later one at least
+ * BW_PEAK_WIN_NS apart (the first from the start of the run), so a peak is
+ * always octets that completed divided by the time they took; a run shorter
+ * than one window reports its average (bw_make_report). Computing it from
+ * the post time of the newest batch (as before) divided an older batch's
+ * octets by a too-short interval: 19-20 GB/s for one loopback QP.
+ */
+#define BW_PEAK_WIN_NS 10000000u /* 10 ms */
+
+struct bw_peak {
+	uint64_t mark_ns;    /* start of the current interval */
+	uint64_t mark_bytes; /* octets completed at mark_ns */
+	uint64_t bytes;      /* octets completed so far */
+	double peak;         /* octets per second */
+};
+
+static void peak_init(struct bw_peak *p, uint64_t start)
+{
+	memset(p, 0, sizeof(*p));
+	p->mark_ns = start;
+}
+
+static void peak_add(struct bw_peak *p, uint64_t now, uint64_t bytes)
+{
+	p->bytes += bytes;
+	if (now - p->mark_ns >= BW_PEAK_WIN_NS) {
+		double bps = (double)(p->bytes - p->mark_bytes) * 1e9 / (double)(now - p->mark_ns);
+
+		if (bps > p->peak)
+			p->peak = bps;
+		p->mark_ns = now;
+		p->mark_bytes = p->bytes;
+	}
+}
+
 /* Handles send-queue completions; returns how many or < 0. */
 static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size,
-		      uint64_t *tpost, double *peak, uint64_t *counted)
+		      struct bw_peak *pk, uint64_t *counted)
 {
 	struct iwarp_wc wc[BW_POLL_BATCH];
-	uint64_t now;
+	uint64_t now, done = 0;
 	int n, j;
 
 	n = iwarp_poll_cq(d->scq, BW_POLL_BATCH, wc);
@@ -330,49 +384,114 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size
 			continue;
 		}
 		d->q[i].ccnt += c;
+		done += c;
 		if (!k->duration || (now >= k->sample_from && now < k->sample_to))
 			*counted += c;
-		if (tpost[i] && now > tpost[i]) {
-			double bps = (double)(c * size) * 1e9 / (double)(now - tpost[i]);
-
-			if (bps > *peak)
-				*peak = bps;
-		}
-		tpost[i] = 0;
 	}
+	if (done)
+		peak_add(pk, now, done * size);
 	return n;
+}
+
+/*
+ * Posts on QP |i| as many WRs as its send queue, its iterations and (Send
+ * tests) its credits allow, in chains of up to post_list WRs (perftest -l)
+ * from |wr|/|sge| (post_list entries each). Every cq_mod-th WR and a QP's
+ * last one are signaled; a signaled WR's wr_id says how many it covers.
+ * *|credit_wait| is set when a Send test waits for a credit. Returns the
+ * number of WRs posted or < 0.
+ */
+static int post_some(struct bw_data *d, const struct bw_opts *o, const struct bw_clock *k,
+		     int i, uint64_t size, struct iwarp_send_wr *wr, struct iwarp_sge *sge,
+		     int *credit_wait)
+{
+	struct bw_qp *q = &d->q[i];
+	uint64_t iters = o->iters;
+	int posted = 0, rc;
+
+	for (;;) {
+		int m = 0;
+
+		while (m < o->post_list && (k->duration || q->scnt + (uint64_t)m < iters) &&
+		       q->scnt + (uint64_t)m < q->ccnt + (uint64_t)o->tx_depth) {
+			unsigned int flags = 0;
+			uint64_t cover = 0, s = q->scnt + (uint64_t)m;
+
+			if (d->send_credit) {
+				uint32_t credit = ((volatile uint32_t *)d->ctrl_buf)[d->n + i];
+
+				if ((uint32_t)s + 1u - credit >= (uint32_t)o->rx_depth) {
+					/* credits come by RDMA Write: no CQ event */
+					*credit_wait = 1;
+					break;
+				}
+			}
+			q->batch++;
+			if (q->batch >= (uint64_t)o->cq_mod || (!k->duration && s + 1 == iters)) {
+				flags = IWARP_SEND_SIGNALED;
+				cover = q->batch;
+				q->batch = 0;
+			}
+			fill_data_wr(d, o, i, size, flags, mk_wrid(i, cover), &wr[m], &sge[m]);
+			if (m > 0)
+				wr[m - 1].next = &wr[m];
+			m++;
+		}
+		if (m == 0)
+			return posted;
+		rc = post_chain(d, i, wr);
+		if (rc)
+			return rc;
+		q->scnt += (uint64_t)m;
+		posted += m;
+		if (m < o->post_list)
+			return posted;
+	}
 }
 
 int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct bw_result *r)
 {
-	uint64_t tpost[64] = { 0 };
 	uint64_t iters = o->iters, tot = iters * (uint64_t)d->n, posted = 0, done = 0;
-	uint64_t counted = 0, rcounted = 0, batch[64] = { 0 };
+	uint64_t counted = 0, rcounted = 0;
 	uint64_t t0, t1 = 0, last_prog = 0;
 	int recv_side = o->verb == BW_SEND && o->duplex;
 	int wait_rx = recv_side && !o->server; /* server sends after first rx */
+	struct iwarp_send_wr *wr;
+	struct iwarp_sge *sge;
 	struct bw_idle w;
 	struct bw_clock k;
-	double peak = 0;
+	struct bw_peak pk;
+	double cpu0, cpu1 = 0;
 	int i, rc;
 
-	if (d->n > 64)
-		return -EINVAL;
+	wr = calloc((size_t)o->post_list, sizeof(*wr));
+	sge = calloc((size_t)o->post_list, sizeof(*sge));
+	if (!wr || !sge) {
+		free(wr);
+		free(sge);
+		return -ENOMEM;
+	}
 	idle_init(&w, o);
 	for (i = 0; i < d->n; i++) {
 		d->q[i].scnt = 0;
 		d->q[i].ccnt = 0;
+		d->q[i].batch = 0;
 		if (d->send_credit)
 			d->ctrl_buf[d->n + i] = 0;
 	}
+	cpu0 = bw_cpu_seconds();
 	clock_init(&k, o);
 	t0 = k.start;
+	peak_init(&pk, t0);
 	for (;;) {
 		uint64_t now = k.duration ? bw_now_ns() : 0;
 		int more = 0, credit_wait = 0, got;
 
-		if (bw_stopping())
-			return -EINTR;
+		rc = 0;
+		if (bw_stopping()) {
+			rc = -EINTR;
+			goto out;
+		}
 		if (k.duration) {
 			if (now >= k.end)
 				break;
@@ -380,55 +499,31 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 			break;
 		}
 		for (i = 0; i < d->n && !wait_rx; i++) {
-			struct bw_qp *q = &d->q[i];
-
-			while ((k.duration || q->scnt < iters) &&
-			       q->scnt < q->ccnt + (uint64_t)o->tx_depth) {
-				unsigned int flags = 0;
-				uint64_t cover;
-
-				if (d->send_credit) {
-					uint32_t credit = ((volatile uint32_t *)d->ctrl_buf)[d->n + i];
-
-					if ((uint32_t)q->scnt + 1u - credit >= (uint32_t)o->rx_depth) {
-						/* credits come by RDMA Write: no CQ event */
-						credit_wait = 1;
-						break;
-					}
-				}
-				if (!batch[i])
-					tpost[i] = bw_now_ns();
-				batch[i]++;
-				cover = 0;
-				if (batch[i] >= (uint64_t)o->cq_mod ||
-				    (!k.duration && q->scnt + 1 == iters)) {
-					flags = IWARP_SEND_SIGNALED;
-					cover = batch[i];
-					batch[i] = 0;
-				}
-				rc = post_data(d, o, i, size, flags, mk_wrid(i, cover));
-				if (rc)
-					return rc;
-				q->scnt++;
-				posted++;
+			rc = post_some(d, o, &k, i, size, wr, sge, &credit_wait);
+			if (rc < 0)
+				goto out;
+			if (rc > 0) {
+				posted += (uint64_t)rc;
 				more = 1;
 			}
 		}
-		rc = reap_sends(d, &k, size, tpost, &peak, &counted);
+		rc = reap_sends(d, &k, size, &pk, &counted);
 		if (rc < 0)
-			return rc;
+			goto out;
 		got = rc;
 		if (rc > 0) {
 			done = 0;
 			for (i = 0; i < d->n; i++)
 				done += d->q[i].ccnt;
-			if (done >= tot && !t1)
+			if (done >= tot && !t1) {
 				t1 = bw_now_ns();
+				cpu1 = bw_cpu_seconds();
+			}
 		}
 		if (recv_side) {
 			rc = reap_recvs(d, o, size, &k, &rcounted);
 			if (rc < 0)
-				return rc;
+				goto out;
 			if (rc > 0)
 				wait_rx = 0;
 		}
@@ -442,57 +537,76 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 		 */
 		rc = idle_step(d, &w, more || got, !recv_side && !credit_wait, d->scq, NULL);
 		if (rc < 0)
-			return rc;
+			goto out;
 		if (o->progress_line && (posted & 1023) == 0 && bw_now_ns() - last_prog > 250000000u) {
 			last_prog = bw_now_ns();
 			bw_progress(o, size, done, tot);
 		}
 	}
+	rc = 0;
 	if (k.duration) {
 		/*
 		 * Drain what is still in flight so the QP is quiet. Only the
-		 * WRs covered by a signaled one complete: the batch[i]
+		 * WRs covered by a signaled one complete: the batch
 		 * unsignaled WRs posted after a QP's last signaled WR never
 		 * produce a completion (waiting for them hung every -D run).
 		 */
+		cpu1 = bw_cpu_seconds();
+		t1 = bw_now_ns();
 		while (1) {
 			uint64_t out = 0;
 
 			for (i = 0; i < d->n; i++)
-				out += d->q[i].scnt - batch[i] - d->q[i].ccnt;
+				out += d->q[i].scnt - d->q[i].batch - d->q[i].ccnt;
 			if (!out)
 				break;
-			if (bw_stopping())
-				return -EINTR;
-			rc = reap_sends(d, &k, size, tpost, &peak, &counted);
+			if (bw_stopping()) {
+				rc = -EINTR;
+				goto out;
+			}
+			rc = reap_sends(d, &k, size, &pk, &counted);
 			if (rc < 0)
-				return rc;
+				goto out;
 			if (rc == 0 && d->inline_progress)
 				iwarp_progress(d->ctx);
 		}
+		rc = 0;
 		r->iters = counted;
+		r->msgs = counted;
 		r->seconds = (double)(k.sample_to - k.sample_from) / 1e9;
 	} else {
+		if (!t1) {
+			t1 = bw_now_ns();
+			cpu1 = bw_cpu_seconds();
+		}
 		r->iters = iters;
-		r->seconds = (double)((t1 ? t1 : bw_now_ns()) - t0) / 1e9;
+		r->msgs = tot;
+		r->seconds = (double)(t1 - t0) / 1e9;
 	}
 	r->size = size;
-	r->peak_bps = peak;
+	r->peak_bps = pk.peak;
+	r->cpu_s = cpu1 - cpu0;
+	r->wall_s = (double)(t1 - t0) / 1e9;
 	bw_progress(o, size, 0, 0);
-	return 0;
+out:
+	free(wr);
+	free(sge);
+	return rc;
 }
 
 int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		     struct bw_result *r)
 {
 	uint64_t tot = o->iters * (uint64_t)d->n, counted = 0, first = 0, last = 0;
-	uint64_t dummy_tpost[64] = { 0 }, last_prog = 0, credit_done = 0;
+	uint64_t last_prog = 0, credit_done = 0;
 	struct bw_idle w;
 	struct bw_clock k;
-	double peak = 0;
+	struct bw_peak pk;
+	double cpu0 = 0, cpu1 = 0;
 	int rc, i, got;
 
 	memset(&k, 0, sizeof(k));
+	peak_init(&pk, bw_now_ns());
 	idle_init(&w, o);
 	for (;;) {
 		if (bw_stopping())
@@ -509,16 +623,20 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		if (rc > 0 && !first) {
 			/* set_on_first_rx_packet: the clock starts here */
 			first = bw_now_ns();
+			cpu0 = bw_cpu_seconds();
 			if (o->duration > 0) {
 				clock_init(&k, o);
 				counted = 0;
 			}
 		}
-		if (rc > 0)
+		if (rc > 0) {
 			last = bw_now_ns();
+			if (o->cpu_util)
+				cpu1 = bw_cpu_seconds();
+		}
 		got = rc;
 		if (d->send_credit) {
-			rc = reap_sends(d, &k, size, dummy_tpost, &peak, &credit_done);
+			rc = reap_sends(d, &k, size, &pk, &credit_done);
 			if (rc < 0)
 				return rc;
 			got += rc;
@@ -544,7 +662,7 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 			break;
 		if (bw_stopping())
 			return -EINTR;
-		rc = reap_sends(d, &k, size, dummy_tpost, &peak, &credit_done);
+		rc = reap_sends(d, &k, size, &pk, &credit_done);
 		if (rc < 0)
 			return rc;
 		if (rc == 0 && d->inline_progress)
@@ -552,18 +670,50 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 	}
 	r->size = size;
 	r->iters = k.duration ? counted : o->iters;
+	r->msgs = k.duration ? counted : tot;
 	r->seconds = k.duration ? (double)(k.sample_to - k.sample_from) / 1e9 :
 				  (double)(last - first) / 1e9;
 	r->peak_bps = 0;
+	r->cpu_s = cpu1 > cpu0 ? cpu1 - cpu0 : 0;
+	r->wall_s = o->cpu_util && last > first ? (double)(last - first) / 1e9 : 0;
 	bw_progress(o, size, 0, 0);
 	return 0;
+}
+
+/*
+ * Waits for one completion on |cq| (latency loops): spins (bw_poll_one),
+ * or with -e (d->chan) sleeps on the completion channel: poll, arm, poll
+ * again (a completion pushed before the arm fires no event), sleep.
+ */
+static int lat_wait(struct bw_data *d, struct iwarp_cq *cq, struct iwarp_wc *wc)
+{
+	int n, rc;
+
+	if (!d->chan)
+		return bw_poll_one(cq, d->inline_progress, wc);
+	for (;;) {
+		n = iwarp_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n < 0 ? n : 0;
+		if (bw_stopping())
+			return -EINTR;
+		rc = iwarp_req_notify_cq(cq, 0);
+		if (rc)
+			return rc;
+		n = iwarp_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n < 0 ? n : 0;
+		rc = chan_sleep(d, BW_SLEEP_MS);
+		if (rc)
+			return rc;
+	}
 }
 
 /* Waits for one send-queue completion. */
 static int wait_send(struct bw_data *d)
 {
 	struct iwarp_wc wc;
-	int rc = bw_poll_one(d->scq, d->inline_progress, &wc);
+	int rc = lat_wait(d, d->scq, &wc);
 
 	return rc ? rc : wc_ok(&wc, "send queue");
 }
@@ -670,7 +820,7 @@ static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 	q->rcnt = 0;
 	while (scnt < o->iters || q->rcnt < o->iters) {
 		if (q->rcnt < o->iters && !(scnt < 1 && client)) {
-			rc = bw_poll_one(d->rcq, d->inline_progress, &wc);
+			rc = lat_wait(d, d->rcq, &wc);
 			if (rc)
 				return rc;
 			if (wc_ok(&wc, "receive"))

@@ -1,0 +1,11 @@
+/* bench/tcp_raw.h: the plain-socket modes of tcp_raw (tcp_raw_plain.c). */
+#ifndef IWARP_BENCH_TCP_RAW_H
+#define IWARP_BENCH_TCP_RAW_H
+
+/*
+ * tcp_raw streams|msgrate|pingpong|connrate ARGS: runs the mode named by
+ * argv[1]; prints one JSON line. Returns the exit status (0 or 1).
+ */
+int tcp_raw_plain(int argc, char **argv);
+
+#endif
