@@ -327,6 +327,14 @@ void bw_comm_close(struct bw_comm *c);
  * completion channel (the BW loops drain it). 0 or -errno. */
 int bw_fd_nonblock(int fd);
 
+/* The next CM event on |ch| of any kind, waiting up to |ms|: 0 (*ev set, to
+ * be acked), -ETIMEDOUT, -EINTR (a stop signal) or another -errno. */
+int bw_cm_next(struct iwarp_event_channel *ch, int inline_progress, int ms,
+	       struct iwarp_cm_event **ev);
+/* If |e| reports a failure (ADDR_ERROR, REJECTED, ...): says so, acks it and
+ * returns the error; else 0 (|e| untouched). */
+int bw_cm_failed(struct iwarp_cm_event *e, const char *waiting_for);
+
 /*
  * Waits up to |ms| for a CM event of type |want| on the non-blocking channel
  * |ch| (other events are acknowledged and ignored unless fatal). With

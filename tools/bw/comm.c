@@ -186,8 +186,8 @@ int bw_fd_nonblock(int fd)
 	return 0;
 }
 
-int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
-	       enum iwarp_cm_event_type want, int ms, struct iwarp_cm_event **ev)
+int bw_cm_next(struct iwarp_event_channel *ch, int inline_progress, int ms,
+	       struct iwarp_cm_event **ev)
 {
 	uint64_t deadline = bw_now_ns() + (uint64_t)ms * 1000000u;
 
@@ -200,7 +200,6 @@ int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
 			{ .fd = ch->fd, .events = POLLIN },
 			{ .fd = tool_stop_fd(), .events = POLLIN },
 		};
-		struct iwarp_cm_event *e;
 		uint64_t now;
 		int rc, tmo;
 
@@ -215,49 +214,67 @@ int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
 		 * poll(2) on the channel fd would wait for an event that never
 		 * comes: wake up every millisecond to drive it again.
 		 */
-		rc = iwarp_cm_get_event(ch, &e);
-		if (rc == -EAGAIN) {
-			now = bw_now_ns();
-			if (now >= deadline)
-				return -ETIMEDOUT;
-			tmo = (int)((deadline - now) / 1000000u) + 1;
-			if (inline_progress)
-				tmo = 1;
-			rc = poll(pfd, stop_deadline || pfd[1].fd < 0 ? 1 : 2, tmo);
-			if (rc < 0 && errno != EINTR)
-				return -errno;
-			continue;
-		}
+		rc = iwarp_cm_get_event(ch, ev);
+		if (rc != -EAGAIN)
+			return rc;
+		now = bw_now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		tmo = (int)((deadline - now) / 1000000u) + 1;
+		if (inline_progress)
+			tmo = 1;
+		rc = poll(pfd, stop_deadline || pfd[1].fd < 0 ? 1 : 2, tmo);
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int bw_cm_failed(struct iwarp_cm_event *e, const char *waiting_for)
+{
+	int rc;
+
+	switch (e->event) {
+	case IWARP_CM_EVENT_ADDR_ERROR:
+	case IWARP_CM_EVENT_ROUTE_ERROR:
+	case IWARP_CM_EVENT_CONNECT_ERROR:
+	case IWARP_CM_EVENT_UNREACHABLE:
+	case IWARP_CM_EVENT_REJECTED:
+	case IWARP_CM_EVENT_DEVICE_REMOVAL:
+		rc = e->status < 0 ? e->status : -ECONNREFUSED;
+		fprintf(stderr, " iwarp_bw: CM event %s (waiting for %s): %s\n",
+			iwarp_cm_event_str(e->event), waiting_for, iwarp_strerror(rc));
+		iwarp_cm_ack_event(e);
+		return rc;
+	case IWARP_CM_EVENT_ADDR_RESOLVED:
+	case IWARP_CM_EVENT_ROUTE_RESOLVED:
+	case IWARP_CM_EVENT_CONNECT_REQUEST:
+	case IWARP_CM_EVENT_CONNECT_RESPONSE:
+	case IWARP_CM_EVENT_ESTABLISHED:
+	case IWARP_CM_EVENT_DISCONNECTED:
+	case IWARP_CM_EVENT_TIMEWAIT_EXIT:
+	default:
+		return 0;
+	}
+}
+
+int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
+	       enum iwarp_cm_event_type want, int ms, struct iwarp_cm_event **ev)
+{
+	struct iwarp_cm_event *e;
+	int rc;
+
+	for (;;) {
+		rc = bw_cm_next(ch, inline_progress, ms, &e);
 		if (rc < 0)
 			return rc;
 		if (e->event == want) {
 			*ev = e;
 			return 0;
 		}
-		switch (e->event) {
-		case IWARP_CM_EVENT_ADDR_ERROR:
-		case IWARP_CM_EVENT_ROUTE_ERROR:
-		case IWARP_CM_EVENT_CONNECT_ERROR:
-		case IWARP_CM_EVENT_UNREACHABLE:
-		case IWARP_CM_EVENT_REJECTED:
-		case IWARP_CM_EVENT_DEVICE_REMOVAL:
-			rc = e->status < 0 ? e->status : -ECONNREFUSED;
-			fprintf(stderr, " iwarp_bw: CM event %s (waiting for %s): %s\n",
-				iwarp_cm_event_str(e->event), iwarp_cm_event_str(want),
-				iwarp_strerror(rc));
-			iwarp_cm_ack_event(e);
+		rc = bw_cm_failed(e, iwarp_cm_event_str(want));
+		if (rc)
 			return rc;
-		case IWARP_CM_EVENT_ADDR_RESOLVED:
-		case IWARP_CM_EVENT_ROUTE_RESOLVED:
-		case IWARP_CM_EVENT_CONNECT_REQUEST:
-		case IWARP_CM_EVENT_CONNECT_RESPONSE:
-		case IWARP_CM_EVENT_ESTABLISHED:
-		case IWARP_CM_EVENT_DISCONNECTED:
-		case IWARP_CM_EVENT_TIMEWAIT_EXIT:
-		default:
-			iwarp_cm_ack_event(e);
-			break;
-		}
+		iwarp_cm_ack_event(e);
 	}
 }
 

@@ -151,48 +151,96 @@ static void data_conn_param(const struct bw_opts *o, struct iwarp_conn_param *p)
 	p->rnr_retry_count = 7;
 }
 
-/* One client attempt: resolve and connect every QP. */
-static int data_client_try(struct bw_data *d, const struct bw_opts *o,
-			   const struct sockaddr_storage *dst)
+/*
+ * Data connections are set up BW_CONNECT_WINDOW at a time: each one waits
+ * for round trips (address, MPA Request/Reply, the initiator's grace after
+ * the Reply), so one at a time would make thousands of QPs slow to start.
+ * The client names each QP's index in its private data (BW_PD_MAGIC, then
+ * the index, big-endian) so the server pairs the i-th QPs of both sides
+ * whatever order the connections complete in; a peer that sends no such
+ * private data (perftest) is paired in arrival order.
+ */
+#define BW_CONNECT_WINDOW 64
+#define BW_PD_LEN 8
+static const uint8_t bw_pd_magic[4] = { 'i', 'w', 'b', 'w' };
+
+/* The client's next step for QP |q| after CM event |e| (acked here). */
+static int data_client_step(struct bw_data *d, const struct bw_opts *o,
+			    struct iwarp_cm_event *e, int *established)
 {
+	struct bw_qp *q = e->id ? e->id->context : NULL;
 	struct iwarp_conn_param cp;
-	struct iwarp_cm_event *ev;
+	uint8_t pd[BW_PD_LEN];
+	enum iwarp_cm_event_type type = e->event;
 	int i, rc;
 
-	for (i = 0; i < d->n; i++) {
-		struct bw_qp *q = &d->q[i];
-
-		rc = iwarp_cm_create_id(d->ch, d->ctx, &q->id, q, IWARP_PS_TCP);
-		if (rc) {
-			data_limit_msg(d, i, "iwarp_cm_create_id", rc);
-			return rc;
-		}
-		rc = iwarp_cm_resolve_addr(q->id, NULL, (const struct sockaddr *)dst, 2000);
-		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
-						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev))) {
-			if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM)
-				data_limit_msg(d, i, "resolving the address", rc);
-			return rc;
-		}
-		iwarp_cm_ack_event(ev);
-		rc = iwarp_cm_resolve_route(q->id, 2000);
-		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
-						 IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
-			return rc;
-		iwarp_cm_ack_event(ev);
+	rc = bw_cm_failed(e, "the data connections");
+	if (rc)
+		return rc;
+	iwarp_cm_ack_event(e);
+	if (!q)
+		return 0;
+	i = (int)(q - d->q);
+	if (type == IWARP_CM_EVENT_ADDR_RESOLVED)
+		return iwarp_cm_resolve_route(q->id, 2000);
+	if (type == IWARP_CM_EVENT_ROUTE_RESOLVED) {
 		rc = data_create_qp(d, o, i);
 		if (rc)
 			return rc;
 		data_conn_param(o, &cp);
+		memcpy(pd, bw_pd_magic, sizeof(bw_pd_magic));
+		pd[4] = (uint8_t)((uint32_t)i >> 24);
+		pd[5] = (uint8_t)((uint32_t)i >> 16);
+		pd[6] = (uint8_t)((uint32_t)i >> 8);
+		pd[7] = (uint8_t)i;
+		cp.private_data = pd;
+		cp.private_data_len = BW_PD_LEN;
 		rc = iwarp_cm_connect(q->id, &cp);
-		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
-						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev))) {
+		if (rc)
+			data_limit_msg(d, i, "connecting", rc);
+		return rc;
+	}
+	if (type == IWARP_CM_EVENT_ESTABLISHED && !q->connected) {
+		q->connected = 1;
+		(*established)++;
+	}
+	return 0;
+}
+
+/* One client attempt: resolve and connect every QP. */
+static int data_client_try(struct bw_data *d, const struct bw_opts *o,
+			   const struct sockaddr_storage *dst)
+{
+	struct iwarp_cm_event *ev;
+	int started = 0, established = 0, rc;
+
+	while (established < d->n) {
+		while (started < d->n && started - established < BW_CONNECT_WINDOW) {
+			struct bw_qp *q = &d->q[started];
+
+			rc = iwarp_cm_create_id(d->ch, d->ctx, &q->id, q, IWARP_PS_TCP);
+			if (rc) {
+				data_limit_msg(d, started, "iwarp_cm_create_id", rc);
+				return rc;
+			}
+			rc = iwarp_cm_resolve_addr(q->id, NULL, (const struct sockaddr *)dst,
+						   2000);
+			if (rc) {
+				if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM)
+					data_limit_msg(d, started, "resolving the address", rc);
+				return rc;
+			}
+			started++;
+		}
+		rc = bw_cm_next(d->ch, d->inline_progress, 15000, &ev);
+		if (rc) {
 			if (rc != -EINTR)
-				data_limit_msg(d, i, "connecting", rc);
+				data_limit_msg(d, established, "connecting", rc);
 			return rc;
 		}
-		iwarp_cm_ack_event(ev);
-		q->connected = 1;
+		rc = data_client_step(d, o, ev, &established);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -216,7 +264,7 @@ static void data_drop_ids(struct bw_data *d)
 static int data_client(struct bw_data *d, const struct bw_opts *o)
 {
 	struct sockaddr_storage dst;
-	int tries, rc;
+	int tries, rc, i;
 
 	rc = iwarp_cm_getaddr(o->server, o->port, &dst);
 	if (rc)
@@ -232,7 +280,8 @@ static int data_client(struct bw_data *d, const struct bw_opts *o)
 			return 0;
 		/* the server listens once one QP got through: a later failure
 		 * is a resource running out (reported), not worth retrying */
-		reached = d->q[0].connected;
+		for (reached = 0, i = 0; i < d->n && !reached; i++)
+			reached = d->q[i].connected;
 		data_drop_ids(d);
 		if (rc == -EINTR || reached)
 			return rc;
@@ -269,48 +318,96 @@ static int data_listen(struct bw_data *d, const struct bw_opts *o)
 	return rc;
 }
 
-/* Server: accepts the num_qps data connections on d->listen_id. */
-static int data_server(struct bw_data *d, const struct bw_opts *o)
+/* The server's slot for a CONNECT_REQUEST: the index the client named in
+ * its private data, else the first free one; -1 when none. */
+static int data_server_slot(const struct bw_data *d, const struct iwarp_cm_event *e)
+{
+	const uint8_t *pd = e->param.conn.private_data;
+	int i;
+
+	if (pd && e->param.conn.private_data_len >= BW_PD_LEN &&
+	    !memcmp(pd, bw_pd_magic, sizeof(bw_pd_magic))) {
+		uint32_t idx = (uint32_t)pd[4] << 24 | (uint32_t)pd[5] << 16 |
+			       (uint32_t)pd[6] << 8 | pd[7];
+
+		if (idx < (uint32_t)d->n && !d->q[idx].id)
+			return (int)idx;
+	}
+	for (i = 0; i < d->n; i++)
+		if (!d->q[i].id)
+			return i;
+	return -1;
+}
+
+/* Server: answers one CONNECT_REQUEST |e| (acked here). */
+static int data_server_accept(struct bw_data *d, const struct bw_opts *o,
+			      struct iwarp_cm_event *e, int *said)
 {
 	struct iwarp_conn_param cp;
+	struct bw_qp *q;
+	uint8_t ird, ord;
+	int i, rc;
+
+	i = data_server_slot(d, e);
+	if (i < 0) {
+		iwarp_cm_reject(e->id, NULL, 0);
+		iwarp_cm_ack_event(e);
+		return 0;
+	}
+	q = &d->q[i];
+	q->id = e->id;
+	q->id->context = q;
+	data_conn_param(o, &cp);
+	/* clamp to the initiator's resources when the CM reports them */
+	ird = e->param.conn.initiator_depth;
+	ord = e->param.conn.responder_resources;
+	if (o->verb == BW_READ && ird && ird < cp.responder_resources)
+		cp.responder_resources = ird;
+	if (o->verb == BW_READ && ord && ord < cp.initiator_depth)
+		cp.initiator_depth = ord;
+	iwarp_cm_ack_event(e);
+	rc = data_create_qp(d, o, i);
+	if (rc) {
+		*said = 1; /* data_create_qp said why */
+		return rc;
+	}
+	return iwarp_cm_accept(q->id, &cp);
+}
+
+/* Server: accepts the num_qps data connections on d->listen_id, as many at
+ * once as the clients ask for. */
+static int data_server(struct bw_data *d, const struct bw_opts *o)
+{
 	struct iwarp_cm_event *ev;
-	int i, rc = 0, said = 0;
+	int established = 0, rc = 0, said = 0;
 
-	for (i = 0; i < d->n; i++) {
-		struct bw_qp *q = &d->q[i];
-		uint8_t ird, ord;
+	while (established < d->n) {
+		struct bw_qp *q;
 
-		rc = bw_cm_wait(d->ch, d->inline_progress, IWARP_CM_EVENT_CONNECT_REQUEST,
-				30000, &ev);
+		rc = bw_cm_next(d->ch, d->inline_progress, 30000, &ev);
 		if (rc)
 			break;
-		q->id = ev->id;
-		q->id->context = q;
-		data_conn_param(o, &cp);
-		/* clamp to the initiator's resources when the CM reports them */
-		ird = ev->param.conn.initiator_depth;
-		ord = ev->param.conn.responder_resources;
-		if (o->verb == BW_READ && ird && ird < cp.responder_resources)
-			cp.responder_resources = ird;
-		if (o->verb == BW_READ && ord && ord < cp.initiator_depth)
-			cp.initiator_depth = ord;
-		iwarp_cm_ack_event(ev);
-		rc = data_create_qp(d, o, i);
-		if (rc) {
-			said = 1; /* data_create_qp said why */
-			break;
+		if (ev->event == IWARP_CM_EVENT_CONNECT_REQUEST) {
+			rc = data_server_accept(d, o, ev, &said);
+			if (rc)
+				break;
+			continue;
 		}
-		rc = iwarp_cm_accept(q->id, &cp);
-		if (rc || (rc = bw_cm_wait(d->ch, d->inline_progress,
-						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+		rc = bw_cm_failed(ev, "the data connections");
+		if (rc)
 			break;
+		q = ev->id ? ev->id->context : NULL;
+		if (ev->event == IWARP_CM_EVENT_ESTABLISHED && q && q >= d->q &&
+		    q < d->q + d->n && !q->connected) {
+			q->connected = 1;
+			established++;
+		}
 		iwarp_cm_ack_event(ev);
-		q->connected = 1;
 	}
 	iwarp_cm_destroy_id(d->listen_id);
 	d->listen_id = NULL;
 	if (rc && rc != -EINTR && !said)
-		data_limit_msg(d, i, "accepting", rc);
+		data_limit_msg(d, established, "accepting", rc);
 	return rc;
 }
 
