@@ -187,8 +187,17 @@ static enum iwarp_wc_opcode fk_wc_opcode(enum iwarp_wr_opcode op)
 		return IWARP_WC_RDMA_WRITE;
 	case IWARP_WR_RDMA_READ:
 		return IWARP_WC_RDMA_READ;
+	case IWARP_WR_RDMA_WRITE_WITH_IMM:
+		return IWARP_WC_RDMA_WRITE;
+	case IWARP_WR_ATOMIC_CMP_AND_SWP:
+	case IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return IWARP_WC_COMP_SWAP;
+	case IWARP_WR_ATOMIC_FETCH_AND_ADD:
+	case IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return IWARP_WC_FETCH_ADD;
 	case IWARP_WR_SEND:
 	case IWARP_WR_SEND_WITH_INV:
+	case IWARP_WR_SEND_WITH_IMM:
 		return IWARP_WC_SEND;
 	}
 	return IWARP_WC_SEND;
