@@ -15,8 +15,9 @@
  * RFC 7306 WRs (*_WITH_IMM, atomics) on a connected QP that did not
  * negotiate the extensions are refused at post time (-EOPNOTSUPP): the
  * peer would answer them with a TERMINATE. An atomic names one local SGE
- * of at least 8 octets (the original value lands in its first 8) and an
- * 8-octet aligned remote_addr; a Send with Immediate carries no payload
+ * of at least 8 octets (the original value lands in its first 8); an
+ * unaligned remote_addr is refused by the responder (TERMINATE, error
+ * completion), not here; a Send with Immediate carries no payload
  * (RFC 7306 Immediate Data is the 8-octet message alone).
  */
 #include "config.h"
@@ -86,10 +87,10 @@ static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
 	if (wr->opcode == IWARP_WR_RDMA_READ &&
 	    (wr->num_sge != IW_MAX_SGE_RD || (wr->send_flags & IWARP_SEND_INLINE)))
 		return -EINVAL;
-	/* RFC 7306: one 8-octet result SGE, an aligned 64-bit target */
+	/* RFC 7306: one 8-octet result SGE (the target's alignment is the
+	 * responder's check: a TERMINATE, as on hardware) */
 	if (rdmap_wr_is_atomic(wr->opcode) &&
 	    (wr->num_sge != 1 || wr->sg_list[0].length < 8 ||
-	     (wr->wr.atomic.remote_addr & 7u) ||
 	     (wr->send_flags & IWARP_SEND_INLINE)))
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
