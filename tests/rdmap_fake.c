@@ -334,7 +334,8 @@ void fk_init(struct fk_owner *o)
 	memset(o, 0, sizeof(*o));
 	o->scq_room = -1;
 	o->rcq_room = -1;
-	o->stream_access = IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ;
+	o->stream_access = IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ |
+			   IWARP_ACCESS_REMOTE_ATOMIC;
 }
 
 bool fk_create(struct fk_owner *o, const struct rdmap_conn_cfg *cfg)
