@@ -266,8 +266,7 @@ static int rx_atomic_request(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 	if (rc < 0)
 		return rc;
 	ddp_rx_post(&c->drx, RDMAP_QN_ATOMIC_REQUEST, RDMAP_ATOMIC_REQ_LEN);
-	rc = ddp_rx_untagged(&c->drx, &cur->h, RDMAP_ATOMIC_REQ_LEN,
-			     &cur->seg);
+	rc = ddp_rx_untagged(&c->drx, &cur->h, RDMAP_ATOMIC_REQ_LEN, &cur->seg);
 	if (rc)
 		return rc;
 	if (c->irq_tail - c->irq_head >= c->ird)

@@ -39,8 +39,7 @@ int rdmap_atomic_req_decode(struct rdmap_atomic_req *r, const uint8_t *buf,
 	return RDMAP_ATOMIC_REQ_LEN;
 }
 
-size_t rdmap_atomic_resp_encode(uint8_t *out,
-				const struct rdmap_atomic_resp *r)
+size_t rdmap_atomic_resp_encode(uint8_t *out, const struct rdmap_atomic_resp *r)
 {
 	uint8_t *p = out;
 
@@ -113,8 +112,7 @@ uint64_t rdmap_atomic_exec(const struct rdmap_atomic_req *r, uint64_t *target)
 		val = rdmap_atomic_apply(r, old);
 		if (val == old)
 			break; /* compare failed, or nothing changes */
-	} while (!__atomic_compare_exchange_n(target, &old, val, false,
-					      __ATOMIC_SEQ_CST,
-					      __ATOMIC_SEQ_CST));
+	} while (!__atomic_compare_exchange_n(
+		target, &old, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
 	return old;
 }

@@ -29,10 +29,10 @@
 
 #include "ddp/ddp_hdr.h"
 
-#define RDMAP_IMM_LEN 8		 /* Immediate Data octets (RFC 7306 §4.3) */
-#define RDMAP_ATOMIC_REQ_LEN 52	 /* Atomic Request header */
-#define RDMAP_ATOMIC_RESP_LEN 12 /* Atomic Response header */
-#define RDMAP_QN_ATOMIC_REQUEST 3
+#define RDMAP_IMM_LEN		 8  /* Immediate Data octets (RFC 7306 §4.3) */
+#define RDMAP_ATOMIC_REQ_LEN	 52 /* Atomic Request header */
+#define RDMAP_ATOMIC_RESP_LEN	 12 /* Atomic Response header */
+#define RDMAP_QN_ATOMIC_REQUEST	 3
 #define RDMAP_QN_ATOMIC_RESPONSE 4
 
 /* Atomic Operation Codes (RFC 7306 §5.2.1); other values are reserved. */
@@ -46,14 +46,14 @@ enum rdmap_atomic_op {
 
 /* An Atomic Request header, field names as in RFC 7306 §5.2.1. */
 struct rdmap_atomic_req {
-	uint8_t op;	     /* Atomic Operation Code (low 4 bits) */
-	uint32_t req_id;     /* Request Identifier */
-	uint32_t stag;	     /* Remote STag */
-	uint64_t to;	     /* Remote Tagged Offset */
-	uint64_t add_swap;   /* Add or Swap Data */
+	uint8_t op;		/* Atomic Operation Code (low 4 bits) */
+	uint32_t req_id;	/* Request Identifier */
+	uint32_t stag;		/* Remote STag */
+	uint64_t to;		/* Remote Tagged Offset */
+	uint64_t add_swap;	/* Add or Swap Data */
 	uint64_t add_swap_mask; /* Add or Swap Mask */
-	uint64_t cmp;	     /* Compare Data */
-	uint64_t cmp_mask;   /* Compare Mask */
+	uint64_t cmp;		/* Compare Data */
+	uint64_t cmp_mask;	/* Compare Mask */
 };
 
 /* An Atomic Response header (RFC 7306 §5.2.2). */
@@ -102,7 +102,6 @@ int rdmap_atomic_op_valid(uint8_t op);
  * (lock-free compare-and-swap on the word itself). Returns the original
  * value.
  */
-uint64_t rdmap_atomic_exec(const struct rdmap_atomic_req *r,
-			   uint64_t *target);
+uint64_t rdmap_atomic_exec(const struct rdmap_atomic_req *r, uint64_t *target);
 
 #endif /* IWARP_RDMAP_RDMAP_EXT_H */

@@ -165,20 +165,19 @@ START_TEST(test_imm)
 				  (uintptr_t)dst.p, dst.mr->rkey, 77),
 			 0);
 	st_poll_n(k.cq_s, wc, 1);
-	st_wc_check(&wc[0], 10, IWARP_WC_SUCCESS,
-		    IWARP_WC_RECV_RDMA_WITH_IMM, 0, IWARP_WC_WITH_IMM);
+	st_wc_check(&wc[0], 10, IWARP_WC_SUCCESS, IWARP_WC_RECV_RDMA_WITH_IMM,
+		    0, IWARP_WC_WITH_IMM);
 	ck_assert_uint_eq(ntohl(wc[0].imm_data), 77);
 	ck_assert_mem_eq(dst.p, src.p, LEN);
 	st_poll_n(k.cq_c, wc, 1);
-	st_wc_check(&wc[0], 4, IWARP_WC_SUCCESS, IWARP_WC_RDMA_WRITE, LEN,
-		    0);
+	st_wc_check(&wc[0], 4, IWARP_WC_SUCCESS, IWARP_WC_RDMA_WRITE, LEN, 0);
 	/* a zero-length Write with Immediate still consumes a receive */
 	ck_assert_int_eq(post_imm(k.c->qp, 5, IWARP_WR_RDMA_WRITE_WITH_IMM,
 				  IWARP_SEND_SIGNALED, NULL, 0, 0, 0, 78),
 			 0);
 	st_poll_n(k.cq_s, wc, 1);
-	st_wc_check(&wc[0], 11, IWARP_WC_SUCCESS,
-		    IWARP_WC_RECV_RDMA_WITH_IMM, 0, IWARP_WC_WITH_IMM);
+	st_wc_check(&wc[0], 11, IWARP_WC_SUCCESS, IWARP_WC_RECV_RDMA_WITH_IMM,
+		    0, IWARP_WC_WITH_IMM);
 	ck_assert_uint_eq(ntohl(wc[0].imm_data), 78);
 	st_poll_n(k.cq_c, wc, 1);
 	st_wc_check(&wc[0], 5, IWARP_WC_SUCCESS, IWARP_WC_RDMA_WRITE, 0, 0);
@@ -227,11 +226,11 @@ START_TEST(test_atomics)
 	st_wc_check(&wc[0], 1, IWARP_WC_SUCCESS, IWARP_WC_FETCH_ADD, 8, 0);
 	st_wc_check(&wc[1], 2, IWARP_WC_SUCCESS, IWARP_WC_COMP_SWAP, 8, 0);
 	st_wc_check(&wc[2], 3, IWARP_WC_SUCCESS, IWARP_WC_COMP_SWAP, 8, 0);
-	ck_assert_uint_eq(get64(res.p), 100);	   /* before the add */
-	ck_assert_uint_eq(get64(res.p + 8), 105);  /* matched: swapped */
-	ck_assert_uint_eq(get64(res.p + 16), 7);   /* mismatch: kept */
+	ck_assert_uint_eq(get64(res.p), 100);	  /* before the add */
+	ck_assert_uint_eq(get64(res.p + 8), 105); /* matched: swapped */
+	ck_assert_uint_eq(get64(res.p + 16), 7);  /* mismatch: kept */
 	ck_assert_uint_eq(get64(tgt.p + 8), 7);
-	st_check_fill(tgt.p, 8, ST_GUARD);	   /* neighbours untouched */
+	st_check_fill(tgt.p, 8, ST_GUARD); /* neighbours untouched */
 	st_check_fill(tgt.p + 16, 48, ST_GUARD);
 	st_check_fill(res.p + 24, 40, ST_GUARD);
 
@@ -314,10 +313,10 @@ START_TEST(test_atomic_refused)
 	ck_assert_msg(wc[0].status == IWARP_WC_REM_ACCESS_ERR, "%s",
 		      iwarp_wc_status_str(wc[0].status));
 	ck_assert_int_eq(wc[0].opcode, IWARP_WC_FETCH_ADD);
-	ck_assert_uint_eq(wc[0].vendor_err, (uint32_t)want[_i].layer << 16 |
-						    (uint32_t)want[_i].etype
-							    << 8 |
-						    want[_i].ecode);
+	ck_assert_uint_eq(wc[0].vendor_err,
+			  (uint32_t)want[_i].layer << 16 |
+				  (uint32_t)want[_i].etype << 8 |
+				  want[_i].ecode);
 	ck_assert(st_async_wait(n.srv.ctx, &ev, ST_WAIT_MS));
 	ck_assert_ptr_eq(ev.element.qp, k.s->qp);
 	ck_assert_int_eq(ev.term.layer, want[_i].layer);
@@ -372,12 +371,12 @@ START_TEST(test_not_negotiated)
 				  (uintptr_t)tgt.p, tgt.mr->rkey, 1),
 			 -EOPNOTSUPP);
 	ck_assert_int_eq(post_atomic(k.c->qp, 3, IWARP_WR_ATOMIC_FETCH_AND_ADD,
-				     &res, 0, (uintptr_t)tgt.p, tgt.mr->rkey,
-				     1, 0),
+				     &res, 0, (uintptr_t)tgt.p, tgt.mr->rkey, 1,
+				     0),
 			 -EOPNOTSUPP);
 	ck_assert_int_eq(post_atomic(k.c->qp, 4, IWARP_WR_ATOMIC_CMP_AND_SWP,
-				     &res, 0, (uintptr_t)tgt.p, tgt.mr->rkey,
-				     1, 0),
+				     &res, 0, (uintptr_t)tgt.p, tgt.mr->rkey, 1,
+				     0),
 			 -EOPNOTSUPP);
 	/* the server side refuses them as well */
 	ck_assert_int_eq(post_imm(k.s->qp, 5, IWARP_WR_SEND_WITH_IMM,
@@ -447,13 +446,12 @@ START_TEST(test_concurrent_atomics)
 			while (posted[q] < CONC_OPS &&
 			       posted[q] - done[q] < CONC_WIN) {
 				ck_assert_int_eq(
-					post_atomic(k[q].c->qp,
-						    (uint64_t)posted[q],
-						    IWARP_WR_ATOMIC_FETCH_AND_ADD,
-						    &res[q],
-						    8 * (size_t)posted[q],
-						    (uintptr_t)counter,
-						    cmr[q / 2]->rkey, 1, 0),
+					post_atomic(
+						k[q].c->qp, (uint64_t)posted[q],
+						IWARP_WR_ATOMIC_FETCH_AND_ADD,
+						&res[q], 8 * (size_t)posted[q],
+						(uintptr_t)counter,
+						cmr[q / 2]->rkey, 1, 0),
 					0);
 				posted[q]++;
 			}
@@ -467,7 +465,8 @@ START_TEST(test_concurrent_atomics)
 				ck_assert_int_eq(wc[i].status,
 						 IWARP_WC_SUCCESS);
 				ck_assert_uint_eq(wc[i].wr_id,
-						  (uint64_t)done[q] + (uint64_t)i);
+						  (uint64_t)done[q] +
+							  (uint64_t)i);
 			}
 			done[q] += got;
 			total += got;
