@@ -79,6 +79,7 @@ void cm_ctx_mpa_params(struct iwarp_context *ctx, struct mpa_neg_params *p)
 		break;
 	}
 	p->markers_rx = a->markers != 0;
+	p->rdmap_ext = a->rdmap_ext != 0; /* RFC 7306 offer (mpa_negotiate.h) */
 	/*
 	 * RFC 6581 §5/§9.2: as initiator we offer exactly the configured RTR
 	 * type; as responder we accept Write and Read (as siw) and also the

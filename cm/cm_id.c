@@ -418,7 +418,8 @@ IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *pub,
 	qa.qp_state = IWARP_QPS_INIT;
 	qa.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
 			     IWARP_ACCESS_REMOTE_WRITE |
-			     IWARP_ACCESS_REMOTE_READ;
+			     IWARP_ACCESS_REMOTE_READ |
+			     IWARP_ACCESS_REMOTE_ATOMIC;
 	err = iwarp_modify_qp(qp, &qa, IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS);
 	if (err) {
 		iwarp_destroy_qp(qp);

@@ -1,7 +1,7 @@
 /*
  * ddp/ddp_rx.h: DDP receive-side validation (RFC 5041 §5.3, §7).
  *
- * Untagged model: one context per queue (QN 0, 1, 2) holding the expected
+ * Untagged model: one context per queue (QN 0-2; 3, 4 for RFC 7306) holding the expected
  * MSN, the octets received so far of the message in progress (the next
  * valid MO) and the buffer the caller posted for the next message.
  * Tagged model: STag validity is the MR table's decision (passed in as a
@@ -93,7 +93,7 @@ void ddp_rx_unpost(struct ddp_rx *rx, uint32_t qn);
  * Validates an untagged segment with header |h| and |len| payload octets
  * against |rx| (RFC 5041 §5.3, error codes RFC 5041 §7), in this order:
  *   DV != 1                                 IWARP_ERR_DDP_UNTAGGED_VERSION
- *   QN not 0, 1, 2                          IWARP_ERR_DDP_QN
+ *   QN not 0..4                             IWARP_ERR_DDP_QN
  *   MSN neither the current message's nor the next expected, or the
  *   next one while the current message is incomplete (same-queue
  *   interleave)                             IWARP_ERR_DDP_MSN_RANGE

@@ -18,8 +18,9 @@
 
 #include "ddp/ddp_hdr.h"
 
-/* Untagged queues RDMAP uses: QN 0, 1, 2 (RFC 5040 §5.1). */
-#define DDP_NUM_QN 3
+/* Untagged queues RDMAP uses: QN 0, 1, 2 (RFC 5040 §5.1), and QN 3, 4 of
+ * the RFC 7306 atomics (RDMAP accepts those only when negotiated). */
+#define DDP_NUM_QN 5
 /* First MSN of every queue and direction (RFC 5041 §5.3). */
 #define DDP_MSN_FIRST 1u
 /* A DDP segment is at most 65535 octets: MPA's ULPDU_Length is 16 bits
@@ -37,7 +38,7 @@ void ddp_tx_queues_init(struct ddp_tx_queues *q);
 /*
  * Allocates the MSN of a new message on queue |qn| of |q| into |*msn|;
  * MSNs increase by one per message, modulo 2^32 (RFC 5041 §5.3).
- * Returns 0, or IWARP_ERR_DDP_QN if |qn| is not 0, 1 or 2.
+ * Returns 0, or IWARP_ERR_DDP_QN if |qn| is not 0..4.
  */
 int ddp_tx_msn_alloc(struct ddp_tx_queues *q, uint32_t qn, uint32_t *msn);
 
@@ -76,7 +77,7 @@ int ddp_seg_init_tagged(struct ddp_seg_iter *it, uint8_t opcode, uint32_t stag,
  * ddp_tx_msn_alloc()); MO starts at 0 (RFC 5041 §4.4). |rsvdulp| is the
  * RsvdULP word (Invalidate STag for Send with Invalidate, RFC 5040 §4.1;
  * otherwise 0). |len| may be 0 (one segment, L=1, no payload).
- * Returns 0, -EINVAL if |opcode| > 15, or IWARP_ERR_DDP_QN if |qn| > 2.
+ * Returns 0, -EINVAL if |opcode| > 15, or IWARP_ERR_DDP_QN if |qn| > 4.
  */
 int ddp_seg_init_untagged(struct ddp_seg_iter *it, uint8_t opcode, uint32_t qn,
 			  uint32_t msn, uint32_t rsvdulp, uint32_t len);

@@ -73,9 +73,31 @@ def main():
         "big_fpdu": (0x24, fpdu(tagged(0, 0x100, 0x100000,
                                        pattern(8192, 9)))),
     }
+    # RFC 7306 (octet 1 bit 7: extensions on): Immediate Data (QN 0, 8
+    # octets), Atomic Request (QN 3, 52 octets: opcode word, request id,
+    # STag, TO, add/swap, add/swap mask, compare, compare mask), Atomic
+    # Response (QN 4: request id, original value)
+    imm = fpdu(untagged(8, 0, 1, struct.pack(">II", 0x01020304, 0)))
+    imm_se = fpdu(untagged(9, 0, 2, struct.pack(">II", 0x05060708, 0)))
+    fadd = fpdu(untagged(0xA, 3, 1, struct.pack(
+        ">IIIQQQQQ", 0, 1, 0x100, 0x100008, 5, 0, 0, 0)))
+    cas = fpdu(untagged(0xA, 3, 2, struct.pack(
+        ">IIIQQQQQ", 2, 2, 0x100, 0x100008, 9, 2 ** 64 - 1, 0,
+        2 ** 64 - 1)))
+    aresp = fpdu(untagged(0xB, 4, 1, struct.pack(">IQ", 1, 42)))
+    ext_seeds = {
+        "ext_imm": (0x04, write + imm + imm_se),
+        "ext_atomic": (0x00, fadd + cas + send),
+        "ext_atomic_response": (0x04, aresp),
+        "ext_off_atomic": (0x00, fadd),
+    }
     for name, (flags, stream) in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(bytes([flags, len(name)]) + stream)
+    for name, (flags, stream) in ext_seeds.items():
+        ext = 0 if name.startswith("ext_off") else 0x80
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(bytes([flags, ext | len(name)]) + stream)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,8 @@ int mpa_neg_request_encode(const struct mpa_neg_params *p,
 		rr.p2p = p->p2p;
 		rr.rtr = p->p2p ? p->rtr_mask : MPA_RTR_NONE;
 	}
+	if (p->rdmap_ext)
+		rr.rsvd |= MPA_RR_FLAG_RDMAP_EXT;
 	rr.pdata = ulp_pd;
 	rr.pdata_len = ulp_len;
 	return mpa_rr_encode(out, cap, &rr);
@@ -155,6 +157,9 @@ int mpa_neg_initiator_process(const struct mpa_neg_params *p,
 	res->enhanced = rep.enhanced;
 	res->ird = p->ird;
 	res->ord = ord;
+	/* both frames carry the RFC 7306 offer (a peer echoes it only when
+	 * our Request had it) */
+	res->rdmap_ext = p->rdmap_ext && (rep.rsvd & MPA_RR_FLAG_RDMAP_EXT);
 	if (!rep.enhanced)
 		return n;
 
@@ -239,6 +244,10 @@ int mpa_neg_responder_process(const struct mpa_neg_params *p,
 	res->enhanced = req.enhanced;
 	res->ird = p->ird;
 	res->ord = p->ord;
+	if (p->rdmap_ext && (req.rsvd & MPA_RR_FLAG_RDMAP_EXT)) {
+		rep->rsvd |= MPA_RR_FLAG_RDMAP_EXT;
+		res->rdmap_ext = true;
+	}
 
 	if (req.pd_length > p->max_pd) {
 		rep->r = true;

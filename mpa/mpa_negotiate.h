@@ -33,7 +33,10 @@
  *   rev 2 without 0x10) nothing is exchanged and ird/ord are the local
  *   values (siw uses 0/0 there, which breaks RDMA Reads).
  * - Reserved flag bits from the peer are ignored (lax decode; siw echoes
- *   its GSO bit 0x08); ours are always sent as zero.
+ *   its GSO bit 0x08); ours are sent as zero, except MPA_RR_FLAG_RDMAP_EXT:
+ *   an initiator with rdmap_ext sets it in its Request, a responder with
+ *   rdmap_ext echoes it only when the Request had it, and the RFC 7306
+ *   extensions are on only when both frames carry it (docs/rdmap-ext.md).
  */
 #ifndef IWARP_MPA_NEGOTIATE_H
 #define IWARP_MPA_NEGOTIATE_H
@@ -64,6 +67,7 @@ struct mpa_neg_params {
 	uint16_t ord;	  /* outbound RDMA Reads, <= 128 */
 	uint16_t max_pd;  /* max PD_Length accepted, <= 512 */
 	bool strict_ird;  /* refuse instead of clamping IRD/ORD */
+	bool rdmap_ext;	  /* offer/accept the RFC 7306 extensions */
 };
 
 /* Outcome of a successful negotiation. */
@@ -77,6 +81,7 @@ struct mpa_neg_result {
 	uint16_t ord;	  /* Reads we may have outstanding */
 	bool p2p;	  /* RFC 6581 peer-to-peer model */
 	enum mpa_rtr rtr; /* the one chosen RTR type, or MPA_RTR_NONE */
+	bool rdmap_ext;	  /* RFC 7306 extensions: both sides asked */
 	const uint8_t *peer_pdata; /* the peer's ULP private data (in buf) */
 	size_t peer_pdata_len;
 	struct mpa_rr peer; /* the peer's decoded frame */

@@ -42,6 +42,9 @@
 #define MPA_RR_FLAG_R	     0x20
 #define MPA_RR_FLAG_ENHANCED 0x10 /* rev 2 only; reserved otherwise */
 #define MPA_RR_FLAG_SIW_GSO  0x08 /* siw experiment; a reserved bit */
+/* libiwarp's offer of the RFC 7306 RDMAP extensions: a reserved bit that
+ * RFC 5044 §7.1 peers send as zero and ignore (docs/rdmap-ext.md) */
+#define MPA_RR_FLAG_RDMAP_EXT 0x01
 #define MPA_RR_RSVD_MASK     0x1F /* reserved bits of a rev 0/1 frame */
 #define MPA_RR_RSVD_MASK_V2  0x0F /* reserved bits of a rev 2 frame */
 

@@ -3,6 +3,7 @@
 libiwarp_core_la_SOURCES += \
 	rdmap/rdmap_opcode.c rdmap/rdmap_opcode.h \
 	rdmap/rdmap_rreq.c rdmap/rdmap_rreq.h \
+	rdmap/rdmap_ext.c rdmap/rdmap_ext.h \
 	rdmap/rdmap_term.c rdmap/rdmap_term.h \
 	rdmap/rdmap_wr.h \
 	rdmap/rdmap_conn.h rdmap/rdmap_conn_int.h \

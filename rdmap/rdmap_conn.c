@@ -61,6 +61,7 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	c->ord = cfg->ord > RDMAP_CONN_MAX_IRD_ORD ? RDMAP_CONN_MAX_IRD_ORD
 						   : cfg->ord;
 	c->fpdu_max = cfg->fpdu_max;
+	c->ext = cfg->rdmap_ext;
 	c->sq_sent = cfg->sq_first;
 	/* RFC 5044 §7.1 / RFC 6581 §7: the initiator sends first (its RTR in
 	 * P2P mode); the responder waits for the first inbound FPDU */
@@ -199,6 +200,24 @@ void conn_rqe_complete(struct rdmap_conn *c, enum iwarp_wc_status status,
 	c->have_rqe = false;
 	if (c->ops->recv_complete(c->owner, &wc,
 				  solicited || status != IWARP_WC_SUCCESS))
+		conn_cq_overflow(c);
+}
+
+void conn_rqe_complete_imm(struct rdmap_conn *c, enum iwarp_wc_opcode opcode,
+			   uint32_t imm, bool solicited)
+{
+	struct iwarp_wc wc;
+
+	if (!c->have_rqe || !c->bound)
+		return;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = c->rqe.wr_id;
+	wc.status = IWARP_WC_SUCCESS;
+	wc.opcode = opcode;
+	wc.wc_flags = IWARP_WC_WITH_IMM | (solicited ? IWARP_WC_WITH_SE : 0u);
+	wc.imm_data = imm;
+	c->have_rqe = false;
+	if (c->ops->recv_complete(c->owner, &wc, solicited))
 		conn_cq_overflow(c);
 }
 

@@ -54,6 +54,16 @@
  *   the responder transmits nothing before the first inbound FPDU (also in
  *   client-server mode, where the active side sends first, RFC 5044 §7.1).
  *
+ * - RFC 7306 (only with cfg.rdmap_ext, negotiated by both sides; else its
+ *   opcodes are refused on receive, RDMAP/RemoteOp/0x06, and never sent):
+ *   Immediate Data (8/9, QN 0) consumes a receive WQE and completes it
+ *   with the immediate value; RDMA Write with Immediate is a Write followed
+ *   by an Immediate Data message. An Atomic Request (0xA, QN 3) takes an
+ *   ORD credit like a Read; the responder queues it in the IRQ (IRD) and
+ *   executes it when it reaches the IRQ head, so responses (Read and
+ *   Atomic) leave in request order, then sends the Atomic Response (0xB,
+ *   QN 4) whose original value completes the requester's WQE.
+ *
  * Threads: every rdmap_conn_* call happens on one thread (the owner's
  * engine thread); ops are called on that thread.
  */
@@ -71,6 +81,7 @@
 #include "mpa/mpa_negotiate.h"
 #include "mpa/mpa_rx.h"
 #include "mpa/mpa_tx.h"
+#include "rdmap/rdmap_ext.h"
 #include "rdmap/rdmap_rreq.h"
 #include "rdmap/rdmap_term.h"
 #include "rdmap/rdmap_wr.h"
@@ -200,6 +211,7 @@ struct rdmap_conn_cfg {
 	uint32_t ird, ord; /* negotiated Read limits (capped at 128) */
 	size_t fpdu_max;   /* largest FPDU; 0 = set later or 1448 */
 	uint32_t sq_first; /* index of the first WQE this conn offers */
+	bool rdmap_ext;	   /* RFC 7306 negotiated by both sides */
 };
 
 /* Connection state. */
@@ -234,12 +246,18 @@ struct rdmap_orq {
 	uint64_t sink_to;
 	uint32_t size;
 	uint32_t got; /* Read Response octets received */
+	/* RFC 7306 Atomic Request (requester side) */
+	bool atomic;
+	uint32_t req_id;       /* its Request Identifier */
+	struct iwarp_sge sink; /* where the original value goes (8 octets) */
 };
 
 /* Inbound Read Request to answer (responder side). Its source is looked
  * up again (and referenced) for every Read Response segment. */
 struct rdmap_irq {
 	struct rdmap_rreq rr;
+	bool atomic; /* an RFC 7306 Atomic Request (ar), not a Read */
+	struct rdmap_atomic_req ar;
 };
 
 /* What the FPDU being received is. */
@@ -252,7 +270,13 @@ enum rdmap_rx_kind {
 	RXK_SEND_RTR, /* RFC 6581 zero-length Send RTR */
 	RXK_RREQ,     /* Read Request */
 	RXK_TERM,     /* Terminate */
+	RXK_IMM,      /* RFC 7306 Immediate Data into the RQE */
+	RXK_AREQ,     /* RFC 7306 Atomic Request */
+	RXK_ARESP,    /* RFC 7306 Atomic Response */
 };
+
+/* Largest header the engine keeps: untagged DDP + Atomic Request. */
+#define RDMAP_CONN_HDR_MAX (DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_REQ_LEN)
 
 /* The FPDU being received. */
 struct rdmap_rx_cur {
@@ -261,11 +285,13 @@ struct rdmap_rx_cur {
 	uint16_t ulpdu_len;
 	uint32_t pay_len; /* payload octets in this segment */
 	struct ddp_hdr h;
-	uint8_t hdr[RDMAP_RREQ_MSG_LEN]; /* raw header octets (for TERMINATE) */
+	uint8_t hdr[RDMAP_CONN_HDR_MAX]; /* raw header octets (for TERMINATE) */
 	size_t hdr_len;
 	struct ddp_rx_seg seg; /* where it goes, whether it completes */
 	struct rdmap_mem dst;  /* tagged: first payload octet's target */
 	struct rdmap_rreq rr;  /* RXK_RREQ */
+	struct rdmap_atomic_req ar;   /* RXK_AREQ */
+	struct rdmap_atomic_resp are; /* RXK_ARESP */
 	enum iwarp_wc_status rqe_status; /* status for the RQE on error */
 };
 
@@ -282,6 +308,7 @@ struct rdmap_conn {
 	enum mpa_rtr rtr;
 	uint32_t ird, ord;
 	size_t fpdu_max;
+	bool ext; /* RFC 7306 extensions negotiated */
 
 	/* failure */
 	struct iwarp_term_cause cause;
@@ -311,6 +338,8 @@ struct rdmap_conn {
 				      ring until it completes) */
 	struct ddp_seg_iter sq_it;
 	uint32_t sq_sent; /* WQEs before this are handed to TCP */
+	bool sq_imm;	  /* the message in progress is Immediate Data */
+	uint32_t atomic_id; /* last Atomic Request Identifier used */
 	bool loc_err;	  /* a WQE failed a local check */
 	uint32_t loc_err_idx;
 	enum iwarp_wc_status loc_err_status;
@@ -333,6 +362,7 @@ struct rdmap_conn {
 	size_t rx_req;	 /* octets the last rx_iov set asked for */
 	bool rx_behind;	 /* it was filled: read the whole buffer */
 	bool first_rx;	 /* an FPDU was received */
+	bool rx_after_write; /* the last inbound message was an RDMA Write */
 	struct rdmap_rx_cur cur;
 	bool have_rqe; /* a receive WQE bound to the Send in progress */
 	struct rdmap_rqe rqe;

@@ -42,6 +42,11 @@ void conn_rqe_complete(struct rdmap_conn *c, enum iwarp_wc_status status,
 		       uint32_t byte_len, unsigned int wc_flags,
 		       uint32_t inv_rkey, bool solicited);
 
+/* Completes the bound RQE for an RFC 7306 Immediate Data message:
+ * |opcode| IWARP_WC_RECV or _RECV_RDMA_WITH_IMM, |imm| as on the wire. */
+void conn_rqe_complete_imm(struct rdmap_conn *c, enum iwarp_wc_opcode opcode,
+			   uint32_t imm, bool solicited);
+
 /*
  * A completion could not be queued (the owner's CQ overflowed): the
  * connection fails with a local catastrophic error (ibverbs: the QP goes

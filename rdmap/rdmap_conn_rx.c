@@ -160,6 +160,8 @@ static int rx_read_response(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 
 	(void)hdr;
 	o = &c->orq[c->orq_head & (c->orq_size - 1)];
+	if (o->atomic)
+		return IWARP_ERR_RDMAP_RESPONSE; /* an Atomic Response is due */
 	if (h->stag != o->sink_stag)
 		return IWARP_ERR_DDP_STAG;
 	if (h->to != o->sink_to + o->got || cur->pay_len > o->size - o->got ||
@@ -209,6 +211,114 @@ static int rx_read_request(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 	return 0;
 }
 
+/*
+ * RFC 7306 Immediate Data [with SE] (QN 0, one segment of 8 octets): takes
+ * a receive WQE like a Send (none posted: DDP untagged 0x02, RFC 5041 §7)
+ * and completes it with the value; nothing is placed into its buffers.
+ */
+static int rx_imm(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+		  const uint8_t *hdr)
+{
+	const struct ddp_hdr *h = &cur->h;
+	const struct ddp_rx_queue *q = &c->drx.q[DDP_QN_SEND];
+	int rc;
+
+	(void)hdr;
+	if (cur->ulpdu_len > DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN)
+		return IWARP_ERR_DDP_MSG_TOO_LONG;
+	if (cur->hdr_len < DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN)
+		return IWARP_ERR_TRUNCATED;
+	if (!q->in_msg && h->msn == q->msn && !c->have_rqe) {
+		if (!c->bound || c->ops->recv_take(c->owner, &c->rqe))
+			return IWARP_ERR_DDP_MSN_NO_BUFFER;
+		c->have_rqe = true;
+		ddp_rx_post(&c->drx, DDP_QN_SEND, RDMAP_IMM_LEN);
+	}
+	rc = ddp_rx_untagged(&c->drx, h, RDMAP_IMM_LEN, &cur->seg);
+	if (rc)
+		return rc;
+	if (!c->have_rqe)
+		return IWARP_ERR_DDP_MSN_RANGE;
+	if (!cur->seg.complete)
+		return IWARP_ERR_DDP_MO; /* one segment (L=1, MO 0) */
+	cur->kind = RXK_IMM;
+	return 0;
+}
+
+/*
+ * RFC 7306 Atomic Request (QN 3): counted against IRD like a Read Request
+ * (RFC 6581 §5), its opcode, alignment and target (remote atomic access of
+ * the stream and of the STag, RFC 5040 §8) checked now; executed when it
+ * reaches the IRQ head (rdmap_conn_tx.c).
+ */
+static int rx_atomic_request(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+			     const uint8_t *hdr)
+{
+	struct rdmap_mem m;
+	int rc;
+
+	if (cur->ulpdu_len > DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_REQ_LEN)
+		return IWARP_ERR_DDP_MSG_TOO_LONG;
+	if (cur->hdr_len < DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_REQ_LEN)
+		return IWARP_ERR_TRUNCATED;
+	rc = rdmap_atomic_req_decode(&cur->ar, hdr + DDP_UNTAGGED_HDR_LEN,
+				     RDMAP_ATOMIC_REQ_LEN);
+	if (rc < 0)
+		return rc;
+	ddp_rx_post(&c->drx, RDMAP_QN_ATOMIC_REQUEST, RDMAP_ATOMIC_REQ_LEN);
+	rc = ddp_rx_untagged(&c->drx, &cur->h, RDMAP_ATOMIC_REQ_LEN, &cur->seg);
+	if (rc)
+		return rc;
+	if (c->irq_tail - c->irq_head >= c->ird)
+		return IWARP_ERR_RDMAP_IRD;
+	if (!rdmap_atomic_op_valid(cur->ar.op))
+		return IWARP_ERR_RDMAP_ATOMIC_OP;
+	if (cur->ar.to & 7u)
+		return IWARP_ERR_RDMAP_ATOMIC_ALIGN;
+	if (!rx_qp_allows(c, IWARP_ACCESS_REMOTE_ATOMIC))
+		return IWARP_ERR_RDMAP_ACCESS;
+	rc = c->ops->mem_get(c->owner, cur->ar.stag, IWARP_ACCESS_REMOTE_ATOMIC,
+			     cur->ar.to, 8, false, &m);
+	if (rc)
+		return rc;
+	if ((uintptr_t)m.ptr & 7u)
+		rc = IWARP_ERR_RDMAP_ATOMIC_ALIGN;
+	c->ops->mem_put(c->owner, m.ref);
+	if (rc)
+		return rc;
+	cur->kind = RXK_AREQ;
+	return 0;
+}
+
+/* RFC 7306 Atomic Response (QN 4): answers the oldest outstanding request,
+ * which must be the Atomic Request it names (responses come in request
+ * order). */
+static int rx_atomic_response(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
+			      const uint8_t *hdr)
+{
+	const struct rdmap_orq *o;
+	int rc;
+
+	if (cur->ulpdu_len > DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_RESP_LEN)
+		return IWARP_ERR_DDP_MSG_TOO_LONG;
+	if (cur->hdr_len < DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_RESP_LEN)
+		return IWARP_ERR_TRUNCATED;
+	rc = rdmap_atomic_resp_decode(&cur->are, hdr + DDP_UNTAGGED_HDR_LEN,
+				      RDMAP_ATOMIC_RESP_LEN);
+	if (rc < 0)
+		return rc;
+	ddp_rx_post(&c->drx, RDMAP_QN_ATOMIC_RESPONSE, RDMAP_ATOMIC_RESP_LEN);
+	rc = ddp_rx_untagged(&c->drx, &cur->h, RDMAP_ATOMIC_RESP_LEN,
+			     &cur->seg);
+	if (rc)
+		return rc;
+	o = &c->orq[c->orq_head & (c->orq_size - 1)];
+	if (!o->atomic || o->req_id != cur->are.req_id)
+		return IWARP_ERR_RDMAP_RESPONSE;
+	cur->kind = RXK_ARESP;
+	return 0;
+}
+
 /* Terminate (QN 2, RFC 5040 §4.8): gathered whole, decoded when done. */
 static int rx_terminate(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 			const uint8_t *hdr)
@@ -235,7 +345,7 @@ enum rx_when {
  * rdmap_opcode_table (rdmap_hdr_len, rdmap_hdr_check); this table adds
  * the handler that validates the segment and decides where its payload
  * goes, and when the opcode may arrive at all. Rows left empty are the
- * opcodes rdmap_hdr_check already refuses (RFC 7306, reserved).
+ * reserved opcodes rdmap_hdr_check_ext refuses.
  */
 static const struct rx_row {
 	int (*handler)(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
@@ -253,6 +363,13 @@ static const struct rx_row {
 	[RDMAP_OP_SEND_SE] = {rx_send, RX_ALWAYS, 0},
 	[RDMAP_OP_SEND_SE_INV] = {rx_send, RX_ALWAYS, 0},
 	[RDMAP_OP_TERMINATE] = {rx_terminate, RX_ALWAYS, 0}, /* §4.8 */
+	/* RFC 7306 §5.1 (rdmap_hdr_check_ext refuses them unless
+	 * negotiated) */
+	[RDMAP_OP_IMM_DATA] = {rx_imm, RX_ALWAYS, 0},
+	[RDMAP_OP_IMM_DATA_SE] = {rx_imm, RX_ALWAYS, 0},
+	[RDMAP_OP_ATOMIC_REQUEST] = {rx_atomic_request, RX_ALWAYS, 0},
+	[RDMAP_OP_ATOMIC_RESPONSE] = {rx_atomic_response, RX_ORQ,
+				      IWARP_ERR_RDMAP_RESPONSE},
 };
 
 /* A HEADER event: decode and validate, decide where the payload goes. */
@@ -282,7 +399,7 @@ static void rx_header(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 	rc = ddp_hdr_check(&cur->h);
 	if (rc)
 		goto err;
-	rc = rdmap_hdr_check(&cur->h);
+	rc = rdmap_hdr_check_ext(&cur->h, c->ext);
 	if (rc)
 		goto err;
 	row = &rx_table[cur->h.opcode & RDMAP_CTRL_OPCODE_MASK];
@@ -329,6 +446,9 @@ static void rx_payload(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 	case RXK_DISCARD:
 	case RXK_SEND_RTR:
 	case RXK_RREQ:
+	case RXK_IMM:
+	case RXK_AREQ:
+	case RXK_ARESP:
 		break;
 	}
 }
@@ -358,6 +478,49 @@ static void rx_send_complete(struct rdmap_conn *c, struct rdmap_rx_cur *cur)
 			  flags, inv, oi->solicited);
 }
 
+/* RFC 7306 Immediate Data completes its receive WQE. The receiver cannot
+ * tell a Send with Immediate from an RDMA Write with Immediate (both end
+ * with the same message): right after an inbound RDMA Write message it is
+ * reported as IWARP_WC_RECV_RDMA_WITH_IMM (docs/rdmap-ext.md). */
+static void rx_imm_complete(struct rdmap_conn *c, struct rdmap_rx_cur *cur)
+{
+	const struct rdmap_opcode_info *oi = rdmap_opcode_get(cur->h.opcode);
+	uint32_t imm;
+
+	memcpy(&imm, cur->hdr + DDP_UNTAGGED_HDR_LEN, sizeof(imm));
+	conn_rqe_complete_imm(c,
+			      c->rx_after_write ? IWARP_WC_RECV_RDMA_WITH_IMM
+						: IWARP_WC_RECV,
+			      imm, oi->solicited);
+}
+
+/* RFC 7306 Atomic Response: the original value goes to the WQE's SGE
+ * (host order, as ibverbs), then the WQE may complete. */
+static void rx_atomic_done(struct rdmap_conn *c, struct rdmap_rx_cur *cur)
+{
+	struct rdmap_orq *o = &c->orq[c->orq_head & (c->orq_size - 1)];
+	struct rdmap_mem m = {NULL, 0};
+	uint64_t v = cur->are.orig;
+
+	/* the sink was checked when the request was sent; it may have been
+	 * deregistered since: a local failure */
+	if (c->ops->mem_get(c->owner, o->sink.lkey, IWARP_ACCESS_LOCAL_WRITE,
+			    o->sink.addr, 8, false, &m)) {
+		struct iwarp_term_cause lc = {
+			.layer = IWARP_TERM_LAYER_RDMAP,
+			.etype = IWARP_RDMAP_ETYPE_LOCAL_CATASTROPHIC,
+			.ecode = 0,
+		};
+
+		conn_fail_cause(c, &lc);
+		return;
+	}
+	memcpy(m.ptr, &v, sizeof(v));
+	conn_mem_put(c, &m);
+	c->orq_head++;
+	conn_sq_progress(c);
+}
+
 /* An FPDU_DONE event: the CRC matched; deliver. */
 static void rx_fpdu_done(struct rdmap_conn *c)
 {
@@ -365,12 +528,15 @@ static void rx_fpdu_done(struct rdmap_conn *c)
 	struct rdmap_term t;
 	struct rdmap_orq *o;
 	struct rdmap_irq *e;
+	bool rtr;
 
 	if (cur->err) {
 		conn_rx_release(c);
 		conn_fail(c, cur->err, true);
 		return;
 	}
+	/* the RFC 6581 Write RTR is no RDMA Write of the application */
+	rtr = !c->first_rx && !c->initiator && c->rtr == MPA_RTR_WRITE;
 	if (!c->first_rx) {
 		/* RFC 5044 §7.1 / RFC 6581 §7: the responder may send now */
 		c->first_rx = true;
@@ -378,8 +544,28 @@ static void rx_fpdu_done(struct rdmap_conn *c)
 	}
 	switch (cur->kind) {
 	case RXK_SEND:
-		if (cur->seg.complete)
+		if (cur->seg.complete) {
+			c->rx_after_write = false;
 			rx_send_complete(c, cur);
+		}
+		break;
+	case RXK_IMM:
+		rx_imm_complete(c, cur);
+		c->rx_after_write = false;
+		break;
+	case RXK_AREQ:
+		e = &c->irq[c->irq_tail++ & (c->irq_size - 1)];
+		memset(&e->rr, 0, sizeof(e->rr));
+		e->atomic = true;
+		e->ar = cur->ar;
+		c->rx_after_write = false;
+		break;
+	case RXK_ARESP:
+		rx_atomic_done(c, cur);
+		break;
+	case RXK_WRITE:
+		if (cur->h.last)
+			c->rx_after_write = !rtr;
 		break;
 	case RXK_RRESP:
 		o = &c->orq[c->orq_head & (c->orq_size - 1)];
@@ -392,6 +578,8 @@ static void rx_fpdu_done(struct rdmap_conn *c)
 	case RXK_RREQ:
 		e = &c->irq[c->irq_tail++ & (c->irq_size - 1)];
 		e->rr = cur->rr;
+		e->atomic = false;
+		c->rx_after_write = false;
 		break;
 	case RXK_TERM:
 		if (rdmap_term_decode(&t, NULL, c->term_buf, cur->ulpdu_len) <
@@ -404,7 +592,6 @@ static void rx_fpdu_done(struct rdmap_conn *c)
 		return;
 	case RXK_NONE:
 	case RXK_DISCARD:
-	case RXK_WRITE:
 	case RXK_SEND_RTR:
 		break;
 	}
@@ -503,6 +690,9 @@ static int rx_dp_iov(struct rdmap_conn *c, struct iovec *iov, int cap,
 	case RXK_SEND_RTR:
 	case RXK_RREQ:
 	case RXK_TERM:
+	case RXK_IMM:
+	case RXK_AREQ:
+	case RXK_ARESP:
 		break;
 	}
 	if (!dst || !room)

@@ -212,6 +212,9 @@ static bool conn_frame_rtr(struct rdmap_conn *c)
  * TERMINATE instead of reading memory the application gave back. Returns
  * 1, 0 on an internal failure, or the access error (< 0).
  */
+static int conn_frame_atomic_response(struct rdmap_conn *c,
+				      const struct rdmap_irq *e);
+
 static int conn_frame_response(struct rdmap_conn *c)
 {
 	struct rdmap_irq *e = &c->irq[c->irq_head & (c->irq_size - 1)];
@@ -221,6 +224,8 @@ static int conn_frame_response(struct rdmap_conn *c)
 	struct iovec pay;
 	int rc;
 
+	if (e->atomic)
+		return conn_frame_atomic_response(c, e);
 	if (!c->rs_active) {
 		if (ddp_seg_init_tagged(&c->rs_it, RDMAP_OP_READ_RESPONSE,
 					e->rr.sink_stag, e->rr.sink_to,
@@ -254,6 +259,66 @@ static int conn_frame_response(struct rdmap_conn *c)
 	return 1;
 }
 
+/*
+ * RFC 7306 Atomic Response to the Atomic Request at the IRQ head: executes
+ * it now (in request order with the Read Responses before it, RFC 5040
+ * §5.5), checking the target again (RFC 5040 §8: the region may have been
+ * deregistered since the request arrived), then frames the 12-octet
+ * response on QN 4. Returns 1, 0 on an internal failure, or the error.
+ */
+static int conn_frame_atomic_response(struct rdmap_conn *c,
+				      const struct rdmap_irq *e)
+{
+	uint8_t buf[DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_RESP_LEN];
+	struct rdmap_mem m = {NULL, 0};
+	struct rdmap_atomic_resp ar;
+	struct ddp_seg_iter it;
+	struct ddp_seg seg;
+	uint32_t msn = 0;
+	int rc;
+
+	rc = c->ops->mem_get(c->owner, e->ar.stag, IWARP_ACCESS_REMOTE_ATOMIC,
+			     e->ar.to, 8, false, &m);
+	if (rc)
+		return rc;
+	if ((uintptr_t)m.ptr & 7u) {
+		conn_mem_put(c, &m);
+		return IWARP_ERR_RDMAP_ATOMIC_ALIGN;
+	}
+	ar.req_id = e->ar.req_id;
+	ar.orig = rdmap_atomic_exec(&e->ar, (uint64_t *)(uintptr_t)m.ptr);
+	conn_mem_put(c, &m);
+	ddp_tx_msn_alloc(&c->txq, RDMAP_QN_ATOMIC_RESPONSE, &msn);
+	if (ddp_seg_init_untagged(&it, RDMAP_OP_ATOMIC_RESPONSE,
+				  RDMAP_QN_ATOMIC_RESPONSE, msn, 0,
+				  RDMAP_ATOMIC_RESP_LEN) ||
+	    ddp_seg_next(&it, sizeof(buf), &seg) != 1 ||
+	    seg.len != RDMAP_ATOMIC_RESP_LEN)
+		return 0;
+	memcpy(buf, seg.hdr_bytes, seg.hdr_len);
+	rdmap_atomic_resp_encode(buf + seg.hdr_len, &ar);
+	if (!conn_frame(c, buf, seg.hdr_len + RDMAP_ATOMIC_RESP_LEN, NULL, 0))
+		return 0;
+	c->resp_burst++;
+	c->irq_head++;
+	return 1;
+}
+
+/* RFC 7306 Immediate Data message of WQE |w| (Immediate Data with SE when
+ * solicited) as the SQ message in progress: 0 or the DDP error. */
+static int conn_imm_init(struct rdmap_conn *c, const struct rdmap_wqe *w)
+{
+	uint8_t op = (w->send_flags & IWARP_SEND_SOLICITED)
+			     ? RDMAP_OP_IMM_DATA_SE
+			     : RDMAP_OP_IMM_DATA;
+	uint32_t msn = 0;
+
+	ddp_tx_msn_alloc(&c->txq, DDP_QN_SEND, &msn);
+	c->sq_imm = true;
+	return ddp_seg_init_untagged(&c->sq_it, op, DDP_QN_SEND, msn, 0,
+				     RDMAP_IMM_LEN);
+}
+
 /* Frames the next FPDU of the SQ message in progress. */
 static bool conn_frame_sq(struct rdmap_conn *c)
 {
@@ -265,7 +330,19 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 
 	if (ddp_seg_next(&c->sq_it, conn_mulpdu(c), &seg) != 1)
 		return false;
-	if (w->is_inline && seg.len) {
+	if (c->sq_imm) {
+		/* RFC 7306: 8 octets of Immediate Data; the verbs value (4
+		 * octets, network order) first, then zeros
+		 * (docs/rdmap-ext.md) */
+		uint8_t imm[RDMAP_IMM_LEN] = {0};
+		uint8_t *inl = c->slots[c->slot_tail & SLOT_MASK].inl;
+
+		memcpy(imm, &w->imm_data, sizeof(w->imm_data));
+		memcpy(inl, imm + seg.offset, seg.len);
+		pay[0].iov_base = inl;
+		pay[0].iov_len = seg.len;
+		n = 1;
+	} else if (w->is_inline && seg.len) {
 		/* the slot keeps its own copy: an FPDU the kernel is still
 		 * sending never reads the owner's WQE ring (which the QP's
 		 * destruction frees) */
@@ -282,11 +359,93 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 	if (!sl)
 		return false;
 	if (ddp_seg_done(&c->sq_it)) {
+		/* RFC 7306: RDMA Write with Immediate Data is the Write
+		 * followed by an Immediate Data message */
+		if (w->opcode == IWARP_WR_RDMA_WRITE_WITH_IMM && !c->sq_imm)
+			return conn_imm_init(c, w) == 0;
 		sl->has_sq = true;
 		sl->sq_done = c->sq_idx + 1;
 		c->sq_active = false;
+		c->sq_imm = false;
 	}
 	return true;
+}
+
+/*
+ * Starts an RFC 7306 atomic WQE: one Atomic Request FPDU on QN 3 that,
+ * like a Read Request, takes an ORD credit (an ORQ slot) until its Atomic
+ * Response arrives. 1 / 0 / -1 as conn_start_read.
+ */
+static int conn_start_atomic(struct rdmap_conn *c, uint32_t idx,
+			     const struct rdmap_wqe *w)
+{
+	uint8_t buf[DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_REQ_LEN];
+	struct rdmap_atomic_req ar;
+	struct ddp_seg_iter it;
+	struct rdmap_slot *sl;
+	struct rdmap_orq *o;
+	struct ddp_seg seg;
+	uint32_t msn = 0;
+
+	if (!c->ord) {
+		c->ops->sq_started(c->owner, idx);
+		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
+		return 0;
+	}
+	if (orq_count(c) >= c->ord || orq_count(c) >= c->orq_size)
+		return 0;
+	if (c->ops->mem_check_local(c->owner, &w->sge[0],
+				    IWARP_ACCESS_LOCAL_WRITE)) {
+		c->ops->sq_started(c->owner, idx);
+		conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	memset(&ar, 0, sizeof(ar));
+	if (w->opcode == IWARP_WR_ATOMIC_FETCH_AND_ADD ||
+	    w->opcode == IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD) {
+		ar.op = RDMAP_ATOMIC_FETCH_ADD;
+		ar.add_swap = w->compare_add;
+		/* masked: the set bits end the fields (rdmap_ext.h) */
+		if (w->opcode == IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD)
+			ar.add_swap_mask = w->compare_add_mask;
+	} else {
+		ar.op = RDMAP_ATOMIC_CMP_SWAP;
+		ar.cmp = w->compare_add;
+		ar.add_swap = w->swap;
+		ar.cmp_mask = UINT64_MAX;
+		ar.add_swap_mask = UINT64_MAX;
+		if (w->opcode == IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP) {
+			ar.cmp_mask = w->compare_add_mask;
+			ar.add_swap_mask = w->swap_mask;
+		}
+	}
+	ar.req_id = ++c->atomic_id;
+	ar.stag = w->rkey;
+	ar.to = w->remote_addr;
+	ddp_tx_msn_alloc(&c->txq, RDMAP_QN_ATOMIC_REQUEST, &msn);
+	if (ddp_seg_init_untagged(&it, RDMAP_OP_ATOMIC_REQUEST,
+				  RDMAP_QN_ATOMIC_REQUEST, msn, 0,
+				  RDMAP_ATOMIC_REQ_LEN) ||
+	    ddp_seg_next(&it, sizeof(buf), &seg) != 1 ||
+	    seg.len != RDMAP_ATOMIC_REQ_LEN)
+		return -1;
+	memcpy(buf, seg.hdr_bytes, seg.hdr_len);
+	rdmap_atomic_req_encode(buf + seg.hdr_len, &ar);
+	sl = conn_frame(c, buf, seg.hdr_len + RDMAP_ATOMIC_REQ_LEN, NULL, 0);
+	if (!sl)
+		return -1;
+	sl->has_sq = true;
+	sl->sq_done = idx + 1;
+	o = &c->orq[c->orq_tail++ & (c->orq_size - 1)];
+	memset(o, 0, sizeof(*o));
+	o->sq_idx = idx;
+	o->in_sq = true;
+	o->atomic = true;
+	o->req_id = ar.req_id;
+	o->sink = w->sge[0];
+	o->size = 8;
+	c->ops->sq_started(c->owner, idx);
+	return 1;
 }
 
 /* Starts a Read WQE: one Read Request FPDU (RFC 5040 §4.4). 1 / 0 / -1. */
@@ -332,6 +491,7 @@ static int conn_start_read(struct rdmap_conn *c, uint32_t idx,
 	sl->has_sq = true;
 	sl->sq_done = idx + 1;
 	o = &c->orq[c->orq_tail++ & (c->orq_size - 1)];
+	memset(o, 0, sizeof(*o));
 	o->sq_idx = idx;
 	o->in_sq = true;
 	o->sink_stag = rr.sink_stag;
@@ -362,8 +522,16 @@ static int conn_sq_start(struct rdmap_conn *c)
 	/* Fence: wait until every prior Read completed (RFC 5040 §5.2) */
 	if ((w->send_flags & IWARP_SEND_FENCE) && orq_has_sq_reads(c))
 		return 0;
+	/* RFC 7306 opcodes only on a connection that negotiated them */
+	if (rdmap_wr_is_ext(w->opcode) && !c->ext) {
+		c->ops->sq_started(c->owner, idx);
+		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
+		return 0;
+	}
 	if (w->opcode == IWARP_WR_RDMA_READ)
 		return conn_start_read(c, idx, w);
+	if (rdmap_wr_is_atomic(w->opcode))
+		return conn_start_atomic(c, idx, w);
 	if (!w->is_inline)
 		for (i = 0; i < w->num_sge; i++)
 			if (c->ops->mem_check_local(c->owner, &w->sge[i], 0)) {
@@ -371,10 +539,15 @@ static int conn_sq_start(struct rdmap_conn *c)
 				conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
 				return 0;
 			}
+	c->sq_imm = false;
 	switch (w->opcode) {
 	case IWARP_WR_RDMA_WRITE:
+	case IWARP_WR_RDMA_WRITE_WITH_IMM:
 		rc = ddp_seg_init_tagged(&c->sq_it, RDMAP_OP_WRITE, w->rkey,
 					 w->remote_addr, w->total_len);
+		break;
+	case IWARP_WR_SEND_WITH_IMM:
+		rc = conn_imm_init(c, w);
 		break;
 	case IWARP_WR_SEND:
 	case IWARP_WR_SEND_WITH_INV: {
@@ -397,6 +570,10 @@ static int conn_sq_start(struct rdmap_conn *c)
 		break;
 	}
 	case IWARP_WR_RDMA_READ:
+	case IWARP_WR_ATOMIC_CMP_AND_SWP:
+	case IWARP_WR_ATOMIC_FETCH_AND_ADD:
+	case IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD:
 	default:
 		rc = -EINVAL;
 		break;

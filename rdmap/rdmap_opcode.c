@@ -4,6 +4,7 @@
 #include "rdmap/rdmap_opcode.h"
 
 #include "iwarp/iwarp.h"
+#include "rdmap/rdmap_ext.h"
 
 /* RDMAP header after the DDP header of a Read Request (RFC 5040 §4.4). */
 #define RREQ_HDR_LEN 28
@@ -24,12 +25,19 @@
 		.name = (nm), .valid = false, .tagged = (t), .qn = (q),        \
 		.hdr_len = 0, .solicited = false, .invalidate = false,         \
 	}
+#define EXT(nm, q, hl, se)                                                     \
+	{                                                                      \
+		.name = (nm), .valid = false, .tagged = false, .qn = (q),      \
+		.hdr_len = (hl), .solicited = (se), .invalidate = false,       \
+		.ext = true,                                                   \
+	}
 
 /*
  * RFC 5040 §4.2 (opcodes), §5.1 (queue numbers), §4.4 (Read Request
  * header), §4.8 (Terminate: its control word and optional headers are its
- * payload, so hdr_len 0). 0x8-0xB: RFC 7306, not implemented (siw rejects
- * them too, docs/interop-notes.md §1.4); 0xC-0xF reserved.
+ * payload, so hdr_len 0). 0x8-0xB: RFC 7306 §5.1 (accepted only when
+ * negotiated; siw rejects them, docs/interop-notes.md §1.4); 0xC-0xF
+ * reserved.
  */
 const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OPCODE_COUNT] = {
 	[RDMAP_OP_WRITE] = TAGGED("Write"),
@@ -45,12 +53,18 @@ const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OPCODE_COUNT] = {
 					  DDP_QN_SEND, 0, true, true),
 	[RDMAP_OP_TERMINATE] =
 		UNTAGGED("Terminate", DDP_QN_TERMINATE, 0, false, false),
-	/* RFC 7306 (QNs per docs/interop-notes.md §6.5, unconfirmed) */
-	[RDMAP_OP_IMM_DATA] = UNSUPPORTED("Immediate Data", false, DDP_QN_SEND),
-	[RDMAP_OP_IMM_DATA_SE] =
-		UNSUPPORTED("Immediate Data with SE", false, DDP_QN_SEND),
-	[RDMAP_OP_ATOMIC_REQUEST] = UNSUPPORTED("Atomic Request", false, 3),
-	[RDMAP_OP_ATOMIC_RESPONSE] = UNSUPPORTED("Atomic Response", false, 4),
+	/* RFC 7306 §5.1: Immediate Data on the Send queue, atomics on QN 3
+	 * (requests) and QN 4 (responses) */
+	[RDMAP_OP_IMM_DATA] =
+		EXT("Immediate Data", DDP_QN_SEND, RDMAP_IMM_LEN, false),
+	[RDMAP_OP_IMM_DATA_SE] = EXT("Immediate Data with SE", DDP_QN_SEND,
+				     RDMAP_IMM_LEN, true),
+	[RDMAP_OP_ATOMIC_REQUEST] =
+		EXT("Atomic Request", RDMAP_QN_ATOMIC_REQUEST,
+		    RDMAP_ATOMIC_REQ_LEN, false),
+	[RDMAP_OP_ATOMIC_RESPONSE] =
+		EXT("Atomic Response", RDMAP_QN_ATOMIC_RESPONSE,
+		    RDMAP_ATOMIC_RESP_LEN, false),
 	[0xC] = UNSUPPORTED("Reserved", false, RDMAP_QN_NONE),
 	[0xD] = UNSUPPORTED("Reserved", false, RDMAP_QN_NONE),
 	[0xE] = UNSUPPORTED("Reserved", false, RDMAP_QN_NONE),
@@ -69,6 +83,11 @@ const char *rdmap_opcode_name(uint8_t opcode)
 
 int rdmap_hdr_check(const struct ddp_hdr *h)
 {
+	return rdmap_hdr_check_ext(h, false);
+}
+
+int rdmap_hdr_check_ext(const struct ddp_hdr *h, bool ext)
+{
 	const struct rdmap_opcode_info *op;
 
 	/* RFC 5040 §4.1: RV must be 1; §7: RemoteOp 0x05 otherwise. */
@@ -78,7 +97,7 @@ int rdmap_hdr_check(const struct ddp_hdr *h)
 	if (h->opcode >= RDMAP_OPCODE_COUNT)
 		return IWARP_ERR_RDMAP_OPCODE;
 	op = &rdmap_opcode_table[h->opcode];
-	if (!op->valid)
+	if (!op->valid && !(ext && op->ext))
 		return IWARP_ERR_RDMAP_OPCODE;
 	/* RFC 5040 §4.2: each opcode has one buffer model. */
 	if (h->tagged != op->tagged)

@@ -27,10 +27,10 @@ enum rdmap_opcode {
 	RDMAP_OP_SEND_SE = 0x5,
 	RDMAP_OP_SEND_SE_INV = 0x6,
 	RDMAP_OP_TERMINATE = 0x7,
-	RDMAP_OP_IMM_DATA = 0x8,	/* RFC 7306, not implemented */
-	RDMAP_OP_IMM_DATA_SE = 0x9,	/* RFC 7306, not implemented */
-	RDMAP_OP_ATOMIC_REQUEST = 0xA,	/* RFC 7306, not implemented */
-	RDMAP_OP_ATOMIC_RESPONSE = 0xB, /* RFC 7306, not implemented */
+	RDMAP_OP_IMM_DATA = 0x8,	/* RFC 7306 §5.1 */
+	RDMAP_OP_IMM_DATA_SE = 0x9,	/* RFC 7306 §5.1 */
+	RDMAP_OP_ATOMIC_REQUEST = 0xA,	/* RFC 7306 §5.1 */
+	RDMAP_OP_ATOMIC_RESPONSE = 0xB, /* RFC 7306 §5.1 */
 };
 
 #define RDMAP_OPCODE_COUNT 16 /* the opcode is 4 bits (RFC 5040 §4.2) */
@@ -47,12 +47,16 @@ struct rdmap_opcode_info {
 	uint8_t hdr_len;  /* RDMAP header octets after the DDP header */
 	bool solicited;	  /* Send with Solicited Event (RFC 5040 §5.3) */
 	bool invalidate;  /* carries an Invalidate STag (RFC 5040 §4.4) */
+	bool ext;	  /* RFC 7306 extension: valid only when negotiated */
 };
 
 /*
- * The table, indexed by opcode 0..15. For the RFC 7306 entries (0x8-0xB)
- * tagged/qn are informational only (RFC 7306 text not verified, see
- * docs/interop-notes.md §6.5); valid is false for 0x8-0xF.
+ * The table, indexed by opcode 0..15. valid is false for 0x8-0xF; the RFC
+ * 7306 entries (0x8-0xB) have ext set and are accepted only on a
+ * connection that negotiated the extensions (rdmap_hdr_check_ext). Their
+ * hdr_len is the fixed part the engine needs whole: the 8 octets of
+ * Immediate Data, the 52-octet Atomic Request and the 12-octet Atomic
+ * Response header (rdmap/rdmap_ext.h).
  */
 extern const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OPCODE_COUNT];
 
@@ -88,6 +92,13 @@ const char *rdmap_opcode_name(uint8_t opcode);
  * Returns 0 when the header is acceptable.
  */
 int rdmap_hdr_check(const struct ddp_hdr *h);
+
+/*
+ * rdmap_hdr_check, but with |ext| the RFC 7306 opcodes 0x8-0xB are valid
+ * too (Immediate Data on QN 0, Atomic Request on QN 3, Atomic Response on
+ * QN 4, all untagged). rdmap_hdr_check(h) is rdmap_hdr_check_ext(h, false).
+ */
+int rdmap_hdr_check_ext(const struct ddp_hdr *h, bool ext);
 
 /*
  * How many octets at the start of a ULPDU (DDP segment) of |ulpdu_len|

@@ -23,14 +23,37 @@ struct rdmap_wqe {
 	enum iwarp_wr_opcode opcode;
 	unsigned int send_flags; /* IWARP_SEND_*; SIGNALED already folded */
 	uint32_t invalidate_rkey;
+	uint32_t imm_data; /* RFC 7306 Immediate Data (network order) */
 	uint64_t remote_addr;
 	uint32_t rkey;
+	/* RFC 7306 atomics (sge[0] receives the original value) */
+	uint64_t compare_add, swap, compare_add_mask, swap_mask;
 	uint32_t num_sge;
 	uint32_t total_len;
 	struct iwarp_sge sge[RDMAP_MAX_SGE];
 	bool is_inline; /* payload copied into inline_data */
 	uint8_t inline_data[RDMAP_MAX_INLINE];
 };
+
+/* True for the send opcodes of RFC 7306 (need the extensions negotiated). */
+static inline bool rdmap_wr_is_ext(enum iwarp_wr_opcode op)
+{
+	return op == IWARP_WR_RDMA_WRITE_WITH_IMM ||
+	       op == IWARP_WR_SEND_WITH_IMM ||
+	       op == IWARP_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IWARP_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP ||
+	       op == IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+}
+
+/* True for the RFC 7306 atomic send opcodes. */
+static inline bool rdmap_wr_is_atomic(enum iwarp_wr_opcode op)
+{
+	return op == IWARP_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IWARP_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP ||
+	       op == IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD;
+}
 
 /* A receive WQE. */
 struct rdmap_rqe {

@@ -126,8 +126,8 @@ START_TEST(test_untagged_qn)
 	struct ddp_rx_seg o;
 
 	ddp_rx_init(&rx);
-	ck_assert_int_eq(ddp_rx_post(&rx, 3, 10), IWARP_ERR_DDP_QN);
-	ck_assert_int_eq(rx_u(&rx, uhdr(3, 1, 0, true), 1, &o),
+	ck_assert_int_eq(ddp_rx_post(&rx, 5, 10), IWARP_ERR_DDP_QN);
+	ck_assert_int_eq(rx_u(&rx, uhdr(5, 1, 0, true), 1, &o),
 			 IWARP_ERR_DDP_QN);
 	ck_assert_int_eq(rx_u(&rx, uhdr(UINT32_MAX, 1, 0, true), 1, &o),
 			 IWARP_ERR_DDP_QN);

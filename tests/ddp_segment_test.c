@@ -29,7 +29,7 @@ START_TEST(test_msn_alloc)
 	ck_assert_int_eq(ddp_tx_msn_alloc(&q, DDP_QN_SEND, &msn), 0);
 	ck_assert_uint_eq(msn, 4);
 	msn = 99;
-	ck_assert_int_eq(ddp_tx_msn_alloc(&q, 3, &msn), IWARP_ERR_DDP_QN);
+	ck_assert_int_eq(ddp_tx_msn_alloc(&q, 5, &msn), IWARP_ERR_DDP_QN);
 	ck_assert_int_eq(ddp_tx_msn_alloc(&q, UINT32_MAX, &msn),
 			 IWARP_ERR_DDP_QN);
 	ck_assert_uint_eq(msn, 99);
@@ -284,7 +284,7 @@ START_TEST(test_init_errors)
 
 	ck_assert_int_eq(ddp_seg_init_tagged(&it, 16, 1, 0, 1), -EINVAL);
 	ck_assert_int_eq(ddp_seg_init_untagged(&it, 16, 0, 1, 0, 1), -EINVAL);
-	ck_assert_int_eq(ddp_seg_init_untagged(&it, 3, 3, 1, 0, 1),
+	ck_assert_int_eq(ddp_seg_init_untagged(&it, 3, 5, 1, 0, 1),
 			 IWARP_ERR_DDP_QN);
 	/* TO + len <= 2^64 is fine, one more octet wraps (RFC 5041 §7) */
 	ck_assert_int_eq(ddp_seg_init_tagged(&it, 0, 1, UINT64_MAX, 0), 0);

@@ -193,6 +193,63 @@ static const struct resp_row resp_rows[] = {
 	 0},
 };
 
+
+/*
+ * RFC 7306 offer (reserved flag bit 0x01, docs/rdmap-ext.md): on only
+ * when the initiator asked and the responder asked too; an unaware
+ * responder (never sets the bit) and an unaware initiator (never asks)
+ * give plain connections, and the bit is the only difference on the wire.
+ * _i: bit 0 initiator asks, bit 1 responder asks; rev 1 and 2.
+ */
+START_TEST(test_rdmap_ext_offer)
+{
+	bool ini = _i & 1, rsp = (_i & 2) != 0;
+	struct mpa_neg_params pi, pr, plain;
+	struct mpa_neg_result ri, rr;
+	struct mpa_neg_reply reply;
+	uint8_t req[64], req_plain[64], rep[64];
+	uint8_t pd[3] = {1, 2, 3};
+	int nq, np, nr, rev;
+
+	for (rev = 1; rev <= 2; rev++) {
+		mpa_neg_params_init(&pi);
+		pi.rev = (uint8_t)rev;
+		pr = pi;
+		plain = pi;
+		pi.rdmap_ext = ini;
+		pr.rdmap_ext = rsp;
+		nq = mpa_neg_request_encode(&pi, pd, sizeof(pd), req,
+					    sizeof(req));
+		np = mpa_neg_request_encode(&plain, pd, sizeof(pd), req_plain,
+					    sizeof(req_plain));
+		ck_assert_int_gt(nq, 0);
+		ck_assert_int_eq(nq, np);
+		ck_assert_uint_eq(req[16] & MPA_RR_FLAG_RDMAP_EXT,
+				  ini ? MPA_RR_FLAG_RDMAP_EXT : 0);
+		/* nothing else differs: the private data is untouched */
+		ck_assert_uint_eq(req[16] & (0xFFu ^ MPA_RR_FLAG_RDMAP_EXT),
+				  req_plain[16]);
+		ck_assert_mem_eq(req + 17, req_plain + 17, (size_t)nq - 17);
+		ck_assert_int_eq(mpa_neg_responder_process(&pr, req,
+							   (size_t)nq, &rr,
+							   &reply),
+				 nq);
+		ck_assert(rr.rdmap_ext == (ini && rsp));
+		ck_assert_uint_eq(rr.peer_pdata_len, sizeof(pd));
+		ck_assert_mem_eq(rr.peer_pdata, pd, sizeof(pd));
+		nr = mpa_neg_reply_encode(&reply, pd, 2, rep, sizeof(rep));
+		ck_assert_int_gt(nr, 0);
+		ck_assert_uint_eq(rep[16] & MPA_RR_FLAG_RDMAP_EXT,
+				  ini && rsp ? MPA_RR_FLAG_RDMAP_EXT : 0);
+		ck_assert_int_eq(mpa_neg_initiator_process(&pi, rep,
+							   (size_t)nr, &ri),
+				 nr);
+		ck_assert(ri.rdmap_ext == (ini && rsp));
+		ck_assert_uint_eq(ri.peer_pdata_len, 2);
+	}
+}
+END_TEST
+
 START_TEST(test_responder_siw_rows)
 {
 	const struct resp_row *row = &resp_rows[_i];
@@ -1327,6 +1384,7 @@ static Suite *mpa_negotiate_suite(void)
 	tcase_add_loop_test(tr, test_responder_siw_rows, 0,
 			    (int)(sizeof(resp_rows) / sizeof(resp_rows[0])));
 	tcase_add_test(tr, test_responder_truncation);
+	tcase_add_loop_test(tr, test_rdmap_ext_offer, 0, 4);
 	tcase_add_test(tr, test_responder_results);
 	tcase_add_test(tr, test_responder_rev1_locals);
 	tcase_add_test(tr, test_responder_crc_policies);

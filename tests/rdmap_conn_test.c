@@ -25,6 +25,10 @@
 #define RW (IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE)
 #define RR (IWARP_ACCESS_REMOTE_READ)
 #define LW (IWARP_ACCESS_LOCAL_WRITE)
+#define RWA (RW | IWARP_ACCESS_REMOTE_ATOMIC)
+
+/* mkcfg: the RFC 7306 extensions negotiated (set around pair_init) */
+static bool mk_ext;
 #define ALL (RW | RR)
 #define WIRE_CAP ((size_t)1 << 20)
 
@@ -52,6 +56,7 @@ static struct rdmap_conn_cfg mkcfg(bool initiator, struct mode m)
 	cfg.markers_rx = m.markers;
 	cfg.ird = 16;
 	cfg.ord = 16;
+	cfg.rdmap_ext = mk_ext;
 	return cfg;
 }
 
@@ -666,8 +671,21 @@ enum bad_kind {
 	BAD_SEND_INV,
 	BAD_RREQ_BOUNDS,
 	BAD_RREQ_STREAM,
+	/* RFC 7306 opcodes on a connection that did not negotiate them */
+	BAD_EXT_IMM_OFF,
+	BAD_EXT_ATOMIC_OFF,
+	/* ... and errors on one that did */
+	BAD_EXT_IMM_NO_RQE,
+	BAD_EXT_ATOMIC_OP,
+	BAD_EXT_ATOMIC_ALIGN,
+	BAD_EXT_ATOMIC_ACCESS,
+	BAD_EXT_ATOMIC_STAG,
+	BAD_EXT_ARESP_UNSOLICITED,
+	BAD_EXT_IMM_TOO_LONG,
 	BAD_COUNT
 };
+
+#define BAD_IS_EXT(i) ((i) >= BAD_EXT_IMM_NO_RQE && (i) < BAD_COUNT)
 
 struct bad_case {
 	int layer, etype, ecode;
@@ -727,6 +745,37 @@ static const struct bad_case bad_cases[BAD_COUNT] = {
 	[BAD_RREQ_STREAM] = {IWARP_TERM_LAYER_RDMAP,
 			     IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
 			     IWARP_RDMAP_ECODE_ACCESS_RIGHTS, true, true},
+	/* RFC 5040 §7: an opcode not in use on this stream */
+	[BAD_EXT_IMM_OFF] = {IWARP_TERM_LAYER_RDMAP,
+			     IWARP_RDMAP_ETYPE_REMOTE_OPERATION,
+			     IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE, true, false},
+	[BAD_EXT_ATOMIC_OFF] = {IWARP_TERM_LAYER_RDMAP,
+				IWARP_RDMAP_ETYPE_REMOTE_OPERATION,
+				IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE, true,
+				false},
+	[BAD_EXT_IMM_NO_RQE] = {IWARP_TERM_LAYER_DDP,
+				IWARP_DDP_ETYPE_UNTAGGED_BUFFER,
+				IWARP_DDP_ECODE_UT_INVALID_MSN_NO_BUF, true,
+				false},
+	[BAD_EXT_ATOMIC_OP] = {IWARP_TERM_LAYER_RDMAP,
+			       IWARP_RDMAP_ETYPE_REMOTE_OPERATION,
+			       IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE, true, false},
+	[BAD_EXT_ATOMIC_ALIGN] = {IWARP_TERM_LAYER_RDMAP,
+				  IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
+				  IWARP_RDMAP_ECODE_BASE_BOUNDS, true, false},
+	[BAD_EXT_ATOMIC_ACCESS] = {IWARP_TERM_LAYER_RDMAP,
+				   IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
+				   IWARP_RDMAP_ECODE_ACCESS_RIGHTS, true, false},
+	[BAD_EXT_ATOMIC_STAG] = {IWARP_TERM_LAYER_RDMAP,
+				 IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
+				 IWARP_RDMAP_ECODE_INVALID_STAG, true, false},
+	[BAD_EXT_ARESP_UNSOLICITED] = {IWARP_TERM_LAYER_RDMAP,
+				       IWARP_RDMAP_ETYPE_REMOTE_OPERATION,
+				       IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE,
+				       true, false},
+	[BAD_EXT_IMM_TOO_LONG] = {IWARP_TERM_LAYER_DDP,
+				  IWARP_DDP_ETYPE_UNTAGGED_BUFFER,
+				  IWARP_DDP_ECODE_UT_MSG_TOO_LONG, true, false},
 };
 
 START_TEST(test_protocol_errors)
@@ -740,19 +789,31 @@ START_TEST(test_protocol_errors)
 	struct rdmap_rreq rr;
 	struct rdmap_term t;
 	struct ddp_hdr th;
+	struct rdmap_atomic_req ar;
+	struct fk_region *at;
+	uint8_t body[RDMAP_ATOMIC_REQ_LEN];
 	size_t ulen = 0, flen, n;
 
 #ifdef IWARP_FUZZING
 	if (_i == BAD_CRC)
 		return; /* fuzzing builds do not check CRCs */
 #endif
+	mk_ext = BAD_IS_EXT(_i);
 	pair_init(&a, &b, m, 4, 4, 0);
+	mk_ext = false;
 	dst = fk_region_add(&b, 0x20, 1024, RW, 0x5A);
 	ro = fk_region_add(&b, 0x24, 1024, RR, 0x5A);
 	rq = fk_region_add(&b, 0x21, 64, LW, 0x5A);
-	if (_i != BAD_SEND_NO_RQE)
+	at = fk_region_add(&b, 0x26, 64, RWA, 0x5A);
+	if (_i != BAD_SEND_NO_RQE && _i != BAD_EXT_IMM_NO_RQE)
 		fk_post_recv(&b, 1, 0x21, rq->buf, 64);
 	memset(pay, 0xC3, sizeof(pay));
+	memset(&ar, 0, sizeof(ar));
+	ar.op = RDMAP_ATOMIC_FETCH_ADD;
+	ar.req_id = 1;
+	ar.stag = 0x26;
+	ar.to = (uintptr_t)at->buf + 8;
+	ar.add_swap = 1;
 	switch ((enum bad_kind)_i) {
 	case BAD_WRITE_STAG:
 		h = hdr_tagged(RDMAP_OP_WRITE, 0x99, (uintptr_t)dst->buf);
@@ -839,6 +900,38 @@ START_TEST(test_protocol_errors)
 		if (_i == BAD_RREQ_STREAM)
 			b.stream_access = IWARP_ACCESS_REMOTE_WRITE;
 		break;
+	case BAD_EXT_IMM_OFF:
+	case BAD_EXT_IMM_NO_RQE:
+	case BAD_EXT_IMM_TOO_LONG:
+		h = hdr_untagged(RDMAP_OP_IMM_DATA, DDP_QN_SEND, 1);
+		ulen = ulpdu_build(ul, &h, pay,
+				   _i == BAD_EXT_IMM_TOO_LONG ? 9 : 8);
+		break;
+	case BAD_EXT_ARESP_UNSOLICITED:
+		h = hdr_untagged(RDMAP_OP_ATOMIC_RESPONSE,
+				 RDMAP_QN_ATOMIC_RESPONSE, 1);
+		ulen = ulpdu_build(ul, &h, pay, RDMAP_ATOMIC_RESP_LEN);
+		break;
+	case BAD_EXT_ATOMIC_OFF:
+	case BAD_EXT_ATOMIC_OP:
+	case BAD_EXT_ATOMIC_ALIGN:
+	case BAD_EXT_ATOMIC_ACCESS:
+	case BAD_EXT_ATOMIC_STAG:
+		if (_i == BAD_EXT_ATOMIC_OP)
+			ar.op = 5; /* reserved Atomic Operation Code */
+		if (_i == BAD_EXT_ATOMIC_ALIGN)
+			ar.to += 4;
+		if (_i == BAD_EXT_ATOMIC_ACCESS) {
+			ar.stag = 0x20; /* RW, no REMOTE_ATOMIC */
+			ar.to = (uintptr_t)dst->buf;
+		}
+		if (_i == BAD_EXT_ATOMIC_STAG)
+			ar.stag = 0x99;
+		h = hdr_untagged(RDMAP_OP_ATOMIC_REQUEST,
+				 RDMAP_QN_ATOMIC_REQUEST, 1);
+		rdmap_atomic_req_encode(body, &ar);
+		ulen = ulpdu_build(ul, &h, body, sizeof(body));
+		break;
 	case BAD_COUNT:
 		break;
 	}
@@ -865,6 +958,8 @@ START_TEST(test_protocol_errors)
 	/* nothing of the failed message was placed */
 	for (n = 0; n < 1024; n++)
 		ck_assert_uint_eq(dst->buf[n], 0x5A);
+	for (n = 0; n < 64; n++)
+		ck_assert_uint_eq(at->buf[n], 0x5A);
 	/* (a Send whose CRC fails, or whose Invalidate fails, may have been
 	 * placed: its completion is an error, RFC 5041 §5, RFC 5040 §6.2) */
 	for (n = 0; n < 64 && _i != BAD_CRC && _i != BAD_SEND_INV; n++)
@@ -1974,6 +2069,170 @@ START_TEST(test_destroy_gives_back)
 }
 END_TEST
 
+
+/* ---- RFC 7306 ---- */
+
+#define EXT_DST 4096
+static uint8_t ext_dst_mem[EXT_DST + 2 * FK_GUARD];
+static uint8_t ext_at_mem[64 + 2 * FK_GUARD];
+
+/* B: ext responder with stable region addresses and three receives. */
+static void ext_b_setup(struct fk_owner *b, struct mode m)
+{
+	struct rdmap_conn_cfg cb = mkcfg(false, m);
+	struct fk_region *rq;
+
+	cb.rdmap_ext = true;
+	fk_init(b);
+	ck_assert(fk_create(b, &cb));
+	fk_region_add_ext(b, 0x40, ext_dst_mem, EXT_DST, RW, 0);
+	fk_region_add_ext(b, 0x41, ext_at_mem, 64, RWA, 0);
+	rq = fk_region_add(b, 0x42, 256, LW, 0);
+	fk_post_recv(b, 11, 0x42, rq->buf, 64);
+	fk_post_recv(b, 12, 0x42, rq->buf + 64, 64);
+	fk_post_recv(b, 13, 0x42, rq->buf + 128, 64);
+	{
+		uint64_t c40 = 40; /* the counter, host order */
+
+		memcpy(ext_at_mem + FK_GUARD, &c40, 8);
+	}
+}
+
+struct ext_snap {
+	struct iwarp_wc rcq[8];
+	int nrcq, set_error_calls;
+	uint8_t dst[EXT_DST];
+	uint8_t at[8];
+	uint8_t tx[512];
+	size_t tx_len;
+};
+
+static void ext_run(struct mode m, const uint8_t *stream, size_t len,
+		    size_t cut, struct ext_snap *s)
+{
+	long mem0 = iw_mem_outstanding();
+	struct fk_owner b;
+
+	ext_b_setup(&b, m);
+	if (cut == SIZE_MAX) {
+		fk_rx_feed(&b, stream, len, 1);
+	} else {
+		fk_rx_feed(&b, stream, cut, 0);
+		fk_rx_feed(&b, stream + cut, len - cut, 0);
+	}
+	memset(s, 0, sizeof(*s));
+	s->nrcq = b.nrcq < 8 ? b.nrcq : 8;
+	memcpy(s->rcq, b.rcq, sizeof(s->rcq[0]) * (size_t)s->nrcq);
+	s->set_error_calls = b.set_error_calls;
+	memcpy(s->dst, ext_dst_mem + FK_GUARD, EXT_DST);
+	/* the atomic runs when its response is framed (IRQ order) */
+	s->tx_len = fk_tx_drain(&b, s->tx, sizeof(s->tx));
+	memcpy(s->at, ext_at_mem + FK_GUARD, 8);
+	ck_assert(fk_guards_ok(&b));
+	rdmap_conn_destroy(b.c);
+	b.c = NULL;
+	ck_assert_int_eq(fk_refs(&b), 0);
+	ck_assert_int_eq(b.bad_puts, 0);
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+	fk_fini(&b);
+}
+
+/*
+ * RFC 7306 traffic (Send with Immediate with SE, Write with Immediate,
+ * fetch-and-add, Send) delivered to the receiver whole, split at every
+ * octet and one octet at a time: the same completions (immediate values,
+ * opcodes), placement, atomic result and Atomic Response. The Atomic
+ * Response then completes the requester's WQE with the original value.
+ */
+START_TEST(test_ext_every_split)
+{
+	struct mode m = modes[_i];
+	struct rdmap_conn_cfg ca = mkcfg(true, m);
+	static uint8_t stream[16384];
+	struct fk_owner a;
+	struct fk_region *src, *res;
+	struct rdmap_wqe *w;
+	struct ext_snap ref, got;
+	uint64_t v;
+	size_t len, cut;
+
+	ca.rdmap_ext = true;
+	fk_init(&a);
+	ck_assert(fk_create(&a, &ca));
+	src = fk_region_add(&a, 0x50, EXT_DST, LW, 0);
+	fill_pattern(src->buf, EXT_DST, 9);
+	res = fk_region_add(&a, 0x51, 8, LW, 0);
+	w = fk_post_send(&a, 1, IWARP_WR_SEND_WITH_IMM, IWARP_SEND_SOLICITED,
+			 0, NULL, 0);
+	w->num_sge = 0;
+	w->imm_data = 0x11223344u;
+	w = fk_post_send(&a, 2, IWARP_WR_RDMA_WRITE_WITH_IMM, 0, 0x50,
+			 src->buf, 3000);
+	w->rkey = 0x40;
+	w->remote_addr = (uintptr_t)(ext_dst_mem + FK_GUARD + 100);
+	w->imm_data = 0x55667788u;
+	w = fk_post_send(&a, 3, IWARP_WR_ATOMIC_FETCH_AND_ADD, 0, 0x51,
+			 res->buf, 8);
+	w->rkey = 0x41;
+	w->remote_addr = (uintptr_t)(ext_at_mem + FK_GUARD);
+	w->compare_add = 2;
+	fk_post_send(&a, 4, IWARP_WR_SEND, 0, 0x50, src->buf + 5, 20);
+	rdmap_conn_sq_kick(a.c);
+	len = fk_tx_drain(&a, stream, sizeof(stream));
+	ck_assert_uint_gt(len, 3000);
+	ck_assert_uint_lt(len, sizeof(stream));
+
+	ext_run(m, stream, len, 0, &ref);
+	ck_assert_int_eq(ref.set_error_calls, 0);
+	ck_assert_int_eq(ref.nrcq, 3);
+	ck_assert_uint_eq(ref.rcq[0].wr_id, 11);
+	ck_assert_int_eq(ref.rcq[0].opcode, IWARP_WC_RECV);
+	ck_assert_uint_eq(ref.rcq[0].wc_flags,
+			  IWARP_WC_WITH_IMM | IWARP_WC_WITH_SE);
+	ck_assert_uint_eq(ref.rcq[0].imm_data, 0x11223344u);
+	ck_assert_uint_eq(ref.rcq[1].wr_id, 12);
+	ck_assert_int_eq(ref.rcq[1].opcode, IWARP_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(ref.rcq[1].imm_data, 0x55667788u);
+	ck_assert_uint_eq(ref.rcq[2].wr_id, 13);
+	ck_assert_int_eq(ref.rcq[2].opcode, IWARP_WC_RECV);
+	ck_assert_uint_eq(ref.rcq[2].byte_len, 20);
+	ck_assert(memcmp(ref.dst + 100, src->buf, 3000) == 0);
+	memcpy(&v, ref.at, 8);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_uint_gt(ref.tx_len, 0); /* the Atomic Response */
+	for (cut = 1; cut < len; cut++) {
+		ext_run(m, stream, len, cut, &got);
+		ck_assert_int_eq(got.set_error_calls, 0);
+		ck_assert_int_eq(got.nrcq, ref.nrcq);
+		ck_assert(memcmp(got.rcq, ref.rcq, sizeof(ref.rcq)) == 0);
+		ck_assert(memcmp(got.dst, ref.dst, EXT_DST) == 0);
+		ck_assert(memcmp(got.at, ref.at, 8) == 0);
+		ck_assert_uint_eq(got.tx_len, ref.tx_len);
+		ck_assert(memcmp(got.tx, ref.tx, ref.tx_len) == 0);
+	}
+	ext_run(m, stream, len, SIZE_MAX, &got);
+	ck_assert(memcmp(got.rcq, ref.rcq, sizeof(ref.rcq)) == 0);
+	ck_assert_uint_eq(got.tx_len, ref.tx_len);
+	ck_assert(memcmp(got.tx, ref.tx, ref.tx_len) == 0);
+
+	/* the Atomic Response, fed one octet at a time, completes the
+	 * fetch-and-add with the original value (after the Sends/Write) */
+	memset(res->buf, 0, 8);
+	fk_rx_feed(&a, ref.tx, ref.tx_len, 1);
+	ck_assert_int_eq(a.set_error_calls, 0);
+	ck_assert_int_eq(a.nscq, 4);
+	ck_assert_uint_eq(a.scq[2].wr_id, 3);
+	ck_assert_int_eq(a.scq[2].status, IWARP_WC_SUCCESS);
+	ck_assert_int_eq(a.scq[2].opcode, IWARP_WC_FETCH_ADD);
+	memcpy(&v, res->buf, 8);
+	ck_assert_uint_eq(v, 40);
+	ck_assert(fk_guards_ok(&a));
+	rdmap_conn_destroy(a.c);
+	a.c = NULL;
+	fk_fini(&a);
+}
+END_TEST
+
 static Suite *rdmap_conn_suite(void)
 {
 	Suite *s = suite_create("rdmap_conn");
@@ -1988,6 +2247,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_test(tc, test_ord_limit);
 	tcase_add_test(tc, test_ird_limit);
 	tcase_add_loop_test(tc, test_protocol_errors, 0, BAD_COUNT);
+	tcase_add_loop_test(tc, test_ext_every_split, 0, (int)NMODES);
 	tcase_add_loop_test(tc, test_term_received_fails_read, 0, NMODES);
 	tcase_add_test(tc, test_term_received_names_read);
 	tcase_add_loop_test(tc, test_read_response_mismatch, 0, 4);

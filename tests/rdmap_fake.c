@@ -187,8 +187,17 @@ static enum iwarp_wc_opcode fk_wc_opcode(enum iwarp_wr_opcode op)
 		return IWARP_WC_RDMA_WRITE;
 	case IWARP_WR_RDMA_READ:
 		return IWARP_WC_RDMA_READ;
+	case IWARP_WR_RDMA_WRITE_WITH_IMM:
+		return IWARP_WC_RDMA_WRITE;
+	case IWARP_WR_ATOMIC_CMP_AND_SWP:
+	case IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return IWARP_WC_COMP_SWAP;
+	case IWARP_WR_ATOMIC_FETCH_AND_ADD:
+	case IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return IWARP_WC_FETCH_ADD;
 	case IWARP_WR_SEND:
 	case IWARP_WR_SEND_WITH_INV:
+	case IWARP_WR_SEND_WITH_IMM:
 		return IWARP_WC_SEND;
 	}
 	return IWARP_WC_SEND;
@@ -325,7 +334,8 @@ void fk_init(struct fk_owner *o)
 	memset(o, 0, sizeof(*o));
 	o->scq_room = -1;
 	o->rcq_room = -1;
-	o->stream_access = IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ;
+	o->stream_access = IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ |
+			   IWARP_ACCESS_REMOTE_ATOMIC;
 }
 
 bool fk_create(struct fk_owner *o, const struct rdmap_conn_cfg *cfg)

@@ -5,6 +5,7 @@
 
 #include "ddp/ddp_hdr.h"
 #include "iwarp/iwarp.h"
+#include "rdmap/rdmap_ext.h"
 #include "rdmap/rdmap_opcode.h"
 #include "rdmap/rdmap_rreq.h"
 #include "testutil.h"
@@ -27,10 +28,11 @@ START_TEST(test_opcode_table)
 		{"Send with SE", true, false, 0, 0, true, false},
 		{"Send with SE and Invalidate", true, false, 0, 0, true, true},
 		{"Terminate", true, false, 2, 0, false, false},
-		{"Immediate Data", false, false, 0, 0, false, false},
-		{"Immediate Data with SE", false, false, 0, 0, false, false},
-		{"Atomic Request", false, false, 3, 0, false, false},
-		{"Atomic Response", false, false, 4, 0, false, false},
+		/* RFC 7306 §5.1: only with the extensions negotiated */
+		{"Immediate Data", false, false, 0, 8, false, false},
+		{"Immediate Data with SE", false, false, 0, 8, true, false},
+		{"Atomic Request", false, false, 3, 52, false, false},
+		{"Atomic Response", false, false, 4, 12, false, false},
 		{"Reserved", false, false, RDMAP_QN_NONE, 0, false, false},
 		{"Reserved", false, false, RDMAP_QN_NONE, 0, false, false},
 		{"Reserved", false, false, RDMAP_QN_NONE, 0, false, false},
@@ -51,6 +53,7 @@ START_TEST(test_opcode_table)
 		ck_assert_uint_eq(op->hdr_len, want[i].hdr_len);
 		ck_assert(op->solicited == want[i].se);
 		ck_assert(op->invalidate == want[i].inv);
+		ck_assert(op->ext == (i >= 8 && i <= 0xB));
 	}
 	ck_assert_uint_eq(rdmap_opcode_table[RDMAP_OP_READ_REQUEST].hdr_len,
 			  RDMAP_RREQ_HDR_LEN);
@@ -363,6 +366,186 @@ START_TEST(test_hdr_len)
 }
 END_TEST
 
+/* RFC 7306 opcodes pass only with the extensions negotiated, on their QN. */
+START_TEST(test_hdr_check_ext)
+{
+	struct ddp_hdr h;
+	uint8_t op;
+
+	for (op = RDMAP_OP_IMM_DATA; op <= RDMAP_OP_ATOMIC_RESPONSE; op++) {
+		h = hdr_for(op);
+		ck_assert_int_eq(rdmap_hdr_check(&h), IWARP_ERR_RDMAP_OPCODE);
+		ck_assert_int_eq(rdmap_hdr_check_ext(&h, false),
+				 IWARP_ERR_RDMAP_OPCODE);
+		ck_assert_int_eq(rdmap_hdr_check_ext(&h, true), 0);
+		h.qn = (h.qn + 1) % 5;
+		ck_assert_int_eq(rdmap_hdr_check_ext(&h, true),
+				 IWARP_ERR_DDP_QN);
+		h = hdr_for(op);
+		h.tagged = true;
+		ck_assert_int_eq(rdmap_hdr_check_ext(&h, true),
+				 IWARP_ERR_RDMAP_OPCODE);
+	}
+	/* reserved opcodes stay refused, RFC 5040 ones stay valid */
+	for (op = 0xC; op < 16; op++) {
+		h = hdr_for(RDMAP_OP_SEND);
+		h.opcode = op;
+		ck_assert_int_eq(rdmap_hdr_check_ext(&h, true),
+				 IWARP_ERR_RDMAP_OPCODE);
+	}
+	for (op = 0; op <= RDMAP_OP_TERMINATE; op++) {
+		h = hdr_for(op);
+		ck_assert_int_eq(rdmap_hdr_check_ext(&h, true), 0);
+	}
+	ck_assert_uint_eq(rdmap_opcode_table[RDMAP_OP_IMM_DATA].qn, 0);
+	ck_assert_uint_eq(rdmap_opcode_table[RDMAP_OP_ATOMIC_REQUEST].qn, 3);
+	ck_assert_uint_eq(rdmap_opcode_table[RDMAP_OP_ATOMIC_RESPONSE].qn, 4);
+}
+END_TEST
+
+/* Header lengths of the RFC 7306 messages (deframer view). */
+START_TEST(test_hdr_len_ext)
+{
+	static const uint8_t imm[2] = {0x41, 0x48};
+	static const uint8_t imm_se[2] = {0x41, 0x49};
+	static const uint8_t areq[2] = {0x41, 0x4A};
+	static const uint8_t aresp[2] = {0x41, 0x4B};
+
+	ck_assert_uint_eq(rdmap_hdr_len(imm, 26), 26);
+	ck_assert_uint_eq(rdmap_hdr_len(imm_se, 100), 26);
+	ck_assert_uint_eq(rdmap_hdr_len(areq, 70), 70);
+	ck_assert_uint_eq(rdmap_hdr_len(areq, 60), 60);
+	ck_assert_uint_eq(rdmap_hdr_len(aresp, 30), 30);
+	ck_assert_uint_eq(rdmap_hdr_len(aresp, 1000), 30);
+}
+END_TEST
+
+/* Known answer: every field at its RFC 7306 §5.2.1 offset, big-endian. */
+START_TEST(test_atomic_req_kat)
+{
+	static const uint8_t want[RDMAP_ATOMIC_REQ_LEN] = {
+		0x00, 0x00, 0x00, 0x02,				/* CmpSwap */
+		0x11, 0x22, 0x33, 0x44,				/* req id */
+		0xAA, 0xBB, 0xCC, 0xDD,				/* STag */
+		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, /* TO */
+		0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, /* swap */
+		0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, /* swap mask */
+		0x99, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, /* compare */
+		0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, /* cmp mask */
+	};
+	struct rdmap_atomic_req r = {
+		.op = RDMAP_ATOMIC_CMP_SWAP,
+		.req_id = 0x11223344,
+		.stag = 0xAABBCCDD,
+		.to = 0x0102030405060708ull,
+		.add_swap = 0x1020304050607080ull,
+		.add_swap_mask = 0xFFFFFFFF00000000ull,
+		.cmp = 0x9988776655443322ull,
+		.cmp_mask = 0x00000000FFFFFFFFull,
+	};
+	struct rdmap_atomic_req d;
+	uint8_t buf[RDMAP_ATOMIC_REQ_LEN + 4];
+
+	ck_assert_uint_eq(rdmap_atomic_req_encode(buf, &r),
+			  RDMAP_ATOMIC_REQ_LEN);
+	ck_assert_mem_eq(buf, want, sizeof(want));
+	memset(&d, 0xEE, sizeof(d));
+	ck_assert_int_eq(rdmap_atomic_req_decode(&d, want, sizeof(want)),
+			 RDMAP_ATOMIC_REQ_LEN);
+	ck_assert_uint_eq(d.op, r.op);
+	ck_assert_uint_eq(d.req_id, r.req_id);
+	ck_assert_uint_eq(d.stag, r.stag);
+	ck_assert_uint_eq(d.to, r.to);
+	ck_assert_uint_eq(d.add_swap, r.add_swap);
+	ck_assert_uint_eq(d.add_swap_mask, r.add_swap_mask);
+	ck_assert_uint_eq(d.cmp, r.cmp);
+	ck_assert_uint_eq(d.cmp_mask, r.cmp_mask);
+	/* reserved bits are ignored on receive (RFC 5040 §4.2) */
+	memcpy(buf, want, sizeof(want));
+	buf[0] = 0xFF;
+	buf[3] = 0xF0;
+	ck_assert_int_eq(rdmap_atomic_req_decode(&d, buf, sizeof(want)),
+			 RDMAP_ATOMIC_REQ_LEN);
+	ck_assert_uint_eq(d.op, RDMAP_ATOMIC_FETCH_ADD);
+	ck_assert_int_eq(rdmap_atomic_req_decode(&d, want, 51),
+			 IWARP_ERR_TRUNCATED);
+}
+END_TEST
+
+START_TEST(test_atomic_resp_kat)
+{
+	static const uint8_t want[RDMAP_ATOMIC_RESP_LEN] = {
+		0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x23, 0x45,
+		0x67, 0x89, 0xAB, 0xCD, 0xEF,
+	};
+	struct rdmap_atomic_resp r = {0xDEADBEEF, 0x0123456789ABCDEFull}, d;
+	uint8_t buf[RDMAP_ATOMIC_RESP_LEN];
+
+	ck_assert_uint_eq(rdmap_atomic_resp_encode(buf, &r),
+			  RDMAP_ATOMIC_RESP_LEN);
+	ck_assert_mem_eq(buf, want, sizeof(want));
+	ck_assert_int_eq(rdmap_atomic_resp_decode(&d, want, sizeof(want)),
+			 RDMAP_ATOMIC_RESP_LEN);
+	ck_assert_uint_eq(d.req_id, r.req_id);
+	ck_assert_uint_eq(d.orig, r.orig);
+	ck_assert_int_eq(rdmap_atomic_resp_decode(&d, want, 11),
+			 IWARP_ERR_TRUNCATED);
+}
+END_TEST
+
+/* RFC 7306 §4.2 semantics, plain and masked. */
+START_TEST(test_atomic_apply)
+{
+	struct rdmap_atomic_req r;
+	uint64_t t;
+
+	memset(&r, 0, sizeof(r));
+	r.op = RDMAP_ATOMIC_FETCH_ADD;
+	r.add_swap = 5;
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, 10), 15);
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, UINT64_MAX), 4); /* wraps */
+	/* two 32-bit fields: no carry from the low into the high one */
+	r.add_swap = 1;
+	r.add_swap_mask = 0x8000000080000000ull;
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, 0x00000007FFFFFFFFull),
+			  0x0000000700000000ull);
+	r.add_swap = 0x0000000100000001ull;
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, 0x00000002FFFFFFFFull),
+			  0x0000000300000000ull);
+	/* masked swap */
+	r.op = RDMAP_ATOMIC_SWAP;
+	r.add_swap = 0x1111111111111111ull;
+	r.add_swap_mask = 0x00000000FFFFFFFFull;
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, 0xAAAAAAAAAAAAAAAAull),
+			  0xAAAAAAAA11111111ull);
+	/* compare-and-swap: match, mismatch, masked compare */
+	r.op = RDMAP_ATOMIC_CMP_SWAP;
+	r.add_swap = 42;
+	r.add_swap_mask = UINT64_MAX;
+	r.cmp = 7;
+	r.cmp_mask = UINT64_MAX;
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, 7), 42);
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, 8), 8);
+	r.cmp_mask = 0xFF;
+	ck_assert_uint_eq(rdmap_atomic_apply(&r, 0x1234500000000007ull), 42);
+	/* execution returns the original value and stores the new one */
+	t = 7;
+	r.cmp_mask = UINT64_MAX;
+	ck_assert_uint_eq(rdmap_atomic_exec(&r, &t), 7);
+	ck_assert_uint_eq(t, 42);
+	ck_assert_uint_eq(rdmap_atomic_exec(&r, &t), 42); /* no match now */
+	ck_assert_uint_eq(t, 42);
+	r.op = RDMAP_ATOMIC_FETCH_ADD;
+	r.add_swap = 3;
+	r.add_swap_mask = 0;
+	ck_assert_uint_eq(rdmap_atomic_exec(&r, &t), 42);
+	ck_assert_uint_eq(t, 45);
+	ck_assert(rdmap_atomic_op_valid(0) && rdmap_atomic_op_valid(1) &&
+		  rdmap_atomic_op_valid(2));
+	ck_assert(!rdmap_atomic_op_valid(3) && !rdmap_atomic_op_valid(15));
+}
+END_TEST
+
 static Suite *rdmap_suite(void)
 {
 	Suite *s = suite_create("rdmap");
@@ -381,6 +564,14 @@ static Suite *rdmap_suite(void)
 	tcase_add_test(tc, test_rreq_hdr_kat);
 	tcase_add_test(tc, test_rreq_round_trip);
 	tcase_add_test(tc, test_rreq_msg_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rfc7306");
+	tcase_add_test(tc, test_hdr_check_ext);
+	tcase_add_test(tc, test_hdr_len_ext);
+	tcase_add_test(tc, test_atomic_req_kat);
+	tcase_add_test(tc, test_atomic_resp_kat);
+	tcase_add_test(tc, test_atomic_apply);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -70,3 +70,12 @@ tests_stack_overflow_test_SOURCES = tests/stack_overflow_test.c $(STACK_TEST_SRC
 tests_stack_overflow_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_stack_overflow_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
+
+# RFC 7306 RDMAP extensions end to end (Immediate Data, atomics).
+if HAVE_CHECK
+check_PROGRAMS += tests/stack_ext_test
+TESTS += tests/stack_ext_test
+tests_stack_ext_test_SOURCES = tests/stack_ext_test.c $(STACK_TEST_SRC)
+tests_stack_ext_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_ext_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

@@ -144,11 +144,17 @@ static uint16_t sa_port(const struct sockaddr_storage *ss)
 
 void st_net_open(struct st_net *n, const struct iwarp_context_attr *a)
 {
+	st_net_open2(n, a, a);
+}
+
+void st_net_open2(struct st_net *n, const struct iwarp_context_attr *srv,
+		  const struct iwarp_context_attr *cli)
+{
 	struct sockaddr_storage ss;
 
 	memset(n, 0, sizeof(*n));
-	side_open(&n->srv, a);
-	side_open(&n->cli, a);
+	side_open(&n->srv, srv);
+	side_open(&n->cli, cli);
 	ck_assert_int_eq(iwarp_cm_create_id(n->srv.ech, n->srv.ctx, &n->l,
 					    NULL, IWARP_PS_TCP),
 			 0);

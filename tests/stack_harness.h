@@ -77,6 +77,10 @@ void st_attr(struct iwarp_context_attr *a, int rev, enum iwarp_crc_policy crc,
 /* Opens both sides with |a| and listens on 127.0.0.1 (port 0). */
 void st_net_open(struct st_net *n, const struct iwarp_context_attr *a);
 
+/* st_net_open with different attributes for the server and the client. */
+void st_net_open2(struct st_net *n, const struct iwarp_context_attr *srv,
+		  const struct iwarp_context_attr *cli);
+
 /* Destroys the listener and both sides (all connections closed before). */
 void st_net_close(struct st_net *n);
 

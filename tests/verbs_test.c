@@ -389,7 +389,9 @@ START_TEST(test_mr_reg_errors)
 	bad[0].pd = NULL;
 	bad[1].addr = NULL;
 	bad[2].len = 0;
-	bad[3].access = 8; /* atomics: not supported */
+	/* RFC 7306 remote atomic access, like remote write, needs
+	 * LOCAL_WRITE (ibverbs rule) */
+	bad[3].access = IWARP_ACCESS_REMOTE_ATOMIC;
 	bad[4].access = IWARP_ACCESS_REMOTE_WRITE; /* needs LOCAL_WRITE */
 	bad[5].addr = (void *)(uintptr_t)(UINTPTR_MAX - 8); /* wraps */
 	for (i = 0; i < 6; i++) {
@@ -1129,7 +1131,7 @@ START_TEST(test_qp_modify_attrs)
 	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
 						      IWARP_QP_CUR_STATE),
 			 -EINVAL);
-	a.qp_access_flags = 8;
+	a.qp_access_flags = 16; /* no such right */
 	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
 						      IWARP_QP_ACCESS_FLAGS),
 			 -EINVAL);
@@ -1218,13 +1220,27 @@ START_TEST(test_post_send_errors)
 		ck_assert_ptr_eq(bad, &wr);
 	}
 	ck_assert_int_eq(qp_to(f.qp, IWARP_QPS_RTS), 0);
-	/* bad opcodes: WRITE_WITH_IMM, SEND_WITH_IMM, atomics, LOCAL_INV... */
-	for (i = 0; i < 12; i++) {
+	/* RFC 7306 opcodes without the extensions negotiated (this QP has
+	 * no connection): EOPNOTSUPP; unknown opcodes (LOCAL_INV, BIND_MW,
+	 * TSO, ...): EINVAL */
+	for (i = 0; i < 16; i++) {
 		if (i == IWARP_WR_RDMA_WRITE || i == IWARP_WR_SEND ||
 		    i == IWARP_WR_RDMA_READ || i == IWARP_WR_SEND_WITH_INV)
 			continue;
 		send_wr_init(&wr, sge, 1, (enum iwarp_wr_opcode)i, 0);
-		ck_assert_int_eq(iwarp_post_send(f.qp, &wr, &bad), -EINVAL);
+		if (i == IWARP_WR_SEND_WITH_IMM)
+			wr.num_sge = 0;
+		if (i == IWARP_WR_RDMA_WRITE_WITH_IMM ||
+		    i == IWARP_WR_SEND_WITH_IMM ||
+		    i == IWARP_WR_ATOMIC_CMP_AND_SWP ||
+		    i == IWARP_WR_ATOMIC_FETCH_AND_ADD ||
+		    i == IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP ||
+		    i == IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD)
+			ck_assert_int_eq(iwarp_post_send(f.qp, &wr, &bad),
+					 -EOPNOTSUPP);
+		else
+			ck_assert_int_eq(iwarp_post_send(f.qp, &wr, &bad),
+					 -EINVAL);
 	}
 	send_wr_init(&wr, sge, 1, IWARP_WR_SEND, 1u << 4);
 	ck_assert_int_eq(iwarp_post_send(f.qp, &wr, &bad), -EINVAL);
@@ -1263,7 +1279,7 @@ START_TEST(test_post_send_errors)
 	ck_assert_uint_eq(qp_from_pub(f.qp)->sq_head, 2);
 	/* an invalid WR in the middle of a chain stops there */
 	qp_sq_complete(qp_from_pub(f.qp), 2, IWARP_WC_SUCCESS);
-	wr2.opcode = (enum iwarp_wr_opcode)1;
+	wr2.opcode = (enum iwarp_wr_opcode)10; /* ibverbs TSO: unknown */
 	bad = NULL;
 	wr.send_flags = 0;
 	ck_assert_int_eq(iwarp_post_send(f.qp, &wr, &bad), -EINVAL);

@@ -149,6 +149,15 @@ static const struct err_entry err_table[] = {
 	T(IWARP_ERR_RDMAP_RESPONSE,
 	  "RDMAP: Read Response without a matching Read Request", RDMAP, R_OP,
 	  IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE),
+	/* RFC 7306 atomics: an unaligned target is outside any valid
+	 * 8-octet atomic range (remote protection, base/bounds); an Atomic
+	 * Operation Code we do not know is an unexpected operation */
+	T(IWARP_ERR_RDMAP_ATOMIC_ALIGN,
+	  "RDMAP: Atomic Request target not 8-octet aligned", RDMAP, R_PROT,
+	  IWARP_RDMAP_ECODE_BASE_BOUNDS),
+	T(IWARP_ERR_RDMAP_ATOMIC_OP,
+	  "RDMAP: unsupported Atomic Operation Code", RDMAP, R_OP,
+	  IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE),
 };
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -4,7 +4,8 @@
  *
  * Environment rule: iwarp_context_attr_init() fills the defaults and then
  * applies IWARP_PROGRESS, IWARP_CRC, IWARP_MPA_REV, IWARP_MARKERS,
- * IWARP_P2P, IWARP_FPDU_MAX and IWARP_CC (an unparsable value is ignored).
+ * IWARP_P2P, IWARP_FPDU_MAX, IWARP_RDMAP_EXT and IWARP_CC (an unparsable
+ * value is ignored).
  * iwarp_open_context(NULL) uses exactly that; iwarp_open_context(attr) uses
  * the caller's struct as is, so a value the caller set after
  * iwarp_context_attr_init() wins over the environment.
@@ -92,6 +93,9 @@ static void attr_apply_env(struct iwarp_context_attr *attr)
 	v = getenv("IWARP_RESPONDER_TX_WAIT_MS");
 	if (v && (n = env_number(v, 0, CTX_RESP_TX_WAIT_MAX_MS)) >= 0)
 		attr->responder_tx_wait_ms = (uint32_t)n;
+	v = getenv("IWARP_RDMAP_EXT");
+	if (v && (n = env_number(v, 0, 1)) >= 0)
+		attr->rdmap_ext = (int)n;
 	v = getenv("IWARP_CC");
 	if (v && *v && strlen(v) < CTX_CC_NAME_LEN)
 		attr->congestion_control = v;
@@ -127,6 +131,8 @@ static int attr_validate(const struct iwarp_context_attr *a)
 	    (unsigned int)a->progress > IWARP_PROGRESS_INLINE)
 		return -EINVAL;
 	if (a->markers != 0 && a->markers != 1)
+		return -EINVAL;
+	if (a->rdmap_ext != 0 && a->rdmap_ext != 1)
 		return -EINVAL;
 	if (a->fpdu_max &&
 	    (a->fpdu_max < CTX_FPDU_MIN || a->fpdu_max > CTX_FPDU_MAX))
@@ -265,6 +271,11 @@ IWARP_EXPORT int iwarp_query_device(struct iwarp_context *ctx,
 	attr->max_pd = IW_MAX_PD;
 	attr->max_qp_rd_atom = IW_MAX_IRD_ORD;
 	attr->max_qp_init_rd_atom = IW_MAX_IRD_ORD;
+	/* RFC 7306 atomics share IRD/ORD with Reads (max_qp_rd_atom) and are
+	 * atomic against every atomic of the library (rdmap_atomic_exec) */
+	attr->atomic_cap = ctx->attr.rdmap_ext ? IWARP_ATOMIC_GLOB
+					       : IWARP_ATOMIC_NONE;
+	attr->masked_atomic_cap = attr->atomic_cap;
 	attr->max_srq = IW_MAX_SRQ;
 	attr->max_srq_wr = IW_MAX_SRQ_WR;
 	attr->max_srq_sge = IW_MAX_SGE;

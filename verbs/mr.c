@@ -31,7 +31,7 @@
 #define MR_TABLE_INIT 256
 #define MR_ACCESS_ALL                                                          \
 	(IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |                \
-	 IWARP_ACCESS_REMOTE_READ)
+	 IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_ATOMIC)
 
 struct mr_entry {
 	uint32_t refs;    /* engine references (mr_get/mr_put, atomic) */
@@ -149,8 +149,9 @@ IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* verbs rule: remote write access needs local write access */
-	if ((access & IWARP_ACCESS_REMOTE_WRITE) &&
+	/* verbs rule: remote write (and atomic) access needs local write */
+	if ((access & (IWARP_ACCESS_REMOTE_WRITE |
+		       IWARP_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IWARP_ACCESS_LOCAL_WRITE)) {
 		errno = EINVAL;
 		return NULL;

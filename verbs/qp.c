@@ -15,7 +15,7 @@
 #define QPS_BIT(s) (1u << (s))
 #define QP_ACCESS_ALL                                                          \
 	(IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |                \
-	 IWARP_ACCESS_REMOTE_READ)
+	 IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_ATOMIC)
 #define QP_MASK_ALL                                                            \
 	(IWARP_QP_STATE | IWARP_QP_CUR_STATE | IWARP_QP_ACCESS_FLAGS |         \
 	 IWARP_QP_MAX_QP_RD_ATOMIC | IWARP_QP_MAX_DEST_RD_ATOMIC |             \

@@ -280,6 +280,7 @@ struct qp_conn *qp_conn_create(struct iw_qp *qp,
 	cfg.rtr = neg->rtr;
 	cfg.ird = neg->ird;
 	cfg.ord = neg->ord;
+	cfg.rdmap_ext = neg->rdmap_ext; /* RFC 7306, both sides asked */
 	cfg.fpdu_max = fpdu_max;
 	conn->rc = rdmap_conn_create(&cfg, &qp_conn_ops, conn);
 	if (!conn->rc) {
@@ -307,6 +308,7 @@ struct qp_conn *qp_conn_create(struct iw_qp *qp,
 	qp->conn = conn;
 	qp->ird = (uint8_t)conn->rc->ird;
 	qp->ord = (uint8_t)conn->rc->ord;
+	qp->rdmap_ext = conn->rc->ext;
 	__atomic_store_n(&qp->pub.state, IWARP_QPS_RTS, __ATOMIC_RELEASE);
 	conn->rc->sq_sent = qp->sq_next;
 	pthread_mutex_unlock(&qp->lock);

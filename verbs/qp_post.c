@@ -12,6 +12,13 @@
  * A Read on a connected QP whose negotiated ORD is 0 is refused at post
  * time (-EINVAL): RFC 6581 §5 leaves such a connection no outbound Read
  * Request, and the engine would otherwise fail the whole QP for it.
+ * RFC 7306 WRs (*_WITH_IMM, atomics) on a connected QP that did not
+ * negotiate the extensions are refused at post time (-EOPNOTSUPP): the
+ * peer would answer them with a TERMINATE. An atomic names one local SGE
+ * of at least 8 octets (the original value lands in its first 8); an
+ * unaligned remote_addr is refused by the responder (TERMINATE, error
+ * completion), not here; a Send with Immediate carries no payload
+ * (RFC 7306 Immediate Data is the 8-octet message alone).
  */
 #include "config.h"
 
@@ -31,8 +38,19 @@ enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op)
 		return IWARP_WC_RDMA_WRITE;
 	case IWARP_WR_RDMA_READ:
 		return IWARP_WC_RDMA_READ;
+	case IWARP_WR_RDMA_WRITE_WITH_IMM:
+		return IWARP_WC_RDMA_WRITE;
+	case IWARP_WR_ATOMIC_CMP_AND_SWP:
+		return IWARP_WC_COMP_SWAP;
+	case IWARP_WR_ATOMIC_FETCH_AND_ADD:
+		return IWARP_WC_FETCH_ADD;
+	case IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return IWARP_WC_MASKED_COMP_SWAP;
+	case IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return IWARP_WC_MASKED_FETCH_ADD;
 	case IWARP_WR_SEND:
 	case IWARP_WR_SEND_WITH_INV:
+	case IWARP_WR_SEND_WITH_IMM:
 		break;
 	}
 	return IWARP_WC_SEND;
@@ -50,6 +68,12 @@ static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
 	case IWARP_WR_SEND:
 	case IWARP_WR_SEND_WITH_INV:
 	case IWARP_WR_RDMA_READ:
+	case IWARP_WR_RDMA_WRITE_WITH_IMM:
+	case IWARP_WR_SEND_WITH_IMM:
+	case IWARP_WR_ATOMIC_CMP_AND_SWP:
+	case IWARP_WR_ATOMIC_FETCH_AND_ADD:
+	case IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD:
 		break;
 	default:
 		return -EINVAL;
@@ -63,10 +87,20 @@ static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
 	if (wr->opcode == IWARP_WR_RDMA_READ &&
 	    (wr->num_sge != IW_MAX_SGE_RD || (wr->send_flags & IWARP_SEND_INLINE)))
 		return -EINVAL;
+	/* RFC 7306: one 8-octet result SGE (the target's alignment is the
+	 * responder's check: a TERMINATE, as on hardware) */
+	if (rdmap_wr_is_atomic(wr->opcode) &&
+	    (wr->num_sge != 1 || wr->sg_list[0].length < 8 ||
+	     (wr->send_flags & IWARP_SEND_INLINE)))
+		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
 		sum += wr->sg_list[i].length;
 	if (sum > UINT32_MAX)
 		return -EINVAL;
+	if (wr->opcode == IWARP_WR_SEND_WITH_IMM && sum)
+		return -EINVAL;
+	if (rdmap_wr_is_atomic(wr->opcode))
+		sum = 8;
 	if ((wr->send_flags & IWARP_SEND_INLINE) &&
 	    sum > qp->cap.max_inline_data)
 		return -EINVAL;
@@ -86,8 +120,18 @@ static void send_wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
 	if (qp->sq_sig_all)
 		w->send_flags |= IWARP_SEND_SIGNALED;
 	w->invalidate_rkey = wr->invalidate_rkey;
-	w->remote_addr = wr->wr.rdma.remote_addr;
-	w->rkey = wr->wr.rdma.rkey;
+	w->imm_data = wr->imm_data;
+	if (rdmap_wr_is_atomic(wr->opcode)) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+		w->compare_add_mask = wr->wr.atomic.compare_add_mask;
+		w->swap_mask = wr->wr.atomic.swap_mask;
+	} else {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	}
 	w->num_sge = (uint32_t)wr->num_sge;
 	w->total_len = total;
 	for (i = 0; i < wr->num_sge; i++)
@@ -155,6 +199,14 @@ IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
 		if (!flush && wr->opcode == IWARP_WR_RDMA_READ &&
 		    qp_read_refused(qp)) {
 			err = -EINVAL;
+			break;
+		}
+		/* RFC 7306 needs both sides to have asked (iwarp(7)); atomics
+		 * take an ORD credit like a Read */
+		if (!flush && rdmap_wr_is_ext(wr->opcode) &&
+		    (!qp->rdmap_ext ||
+		     (rdmap_wr_is_atomic(wr->opcode) && qp_read_refused(qp)))) {
+			err = qp->rdmap_ext ? -EINVAL : -EOPNOTSUPP;
 			break;
 		}
 		if (flush) {

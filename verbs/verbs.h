@@ -288,6 +288,7 @@ struct iw_qp {
 	bool term_valid;          /* |term| is set */
 	bool term_received;       /* the peer sent it (set before qp_set_error) */
 	int access_flags;         /* IWARP_QP_ACCESS_FLAGS (remote access allowed) */
+	bool rdmap_ext;           /* RFC 7306 negotiated on the connection */
 };
 
 /* Slot of SQ index |i| / RQ index |i| (see "Ring indices" above). */

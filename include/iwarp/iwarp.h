@@ -77,6 +77,9 @@ enum iwarp_error {
 	IWARP_ERR_RDMAP_INVALIDATE = -1068,  /* STag cannot be invalidated */
 	IWARP_ERR_RDMAP_TERMINATE = -1069,   /* malformed Terminate message */
 	IWARP_ERR_RDMAP_RESPONSE = -1070,    /* Read Response without a matching Read Request */
+	/* RFC 7306 (RDMAP extensions) */
+	IWARP_ERR_RDMAP_ATOMIC_ALIGN = -1071, /* Atomic Request TO not 8-octet aligned */
+	IWARP_ERR_RDMAP_ATOMIC_OP = -1072,    /* unsupported Atomic Operation Code */
 };
 
 /* Text for a negative return value of this library (-errno or enum iwarp_error). */
@@ -235,6 +238,10 @@ struct iwarp_context_attr {
 					    * ib_write_lat server writes first);
 					    * 0 = wait for it, as RFC 5044 §7.1
 					    * requires (default); 1..60000 */
+	/* RFC 7306 RDMAP extensions (Immediate Data, atomics): offered in
+	 * the MPA exchange and used on a connection only when both sides
+	 * asked (iwarp(7)); default 0, env IWARP_RDMAP_EXT=1 */
+	int rdmap_ext;
 };
 
 IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr);
@@ -249,6 +256,15 @@ IWARP_EXPORT int iwarp_query_context(struct iwarp_context *ctx, struct iwarp_con
 IWARP_EXPORT int iwarp_progress(struct iwarp_context *ctx);
 
 enum iwarp_transport_type { IWARP_TRANSPORT_IWARP = 1 };
+
+/* Atomicity of remote atomics (ibverbs IBV_ATOMIC_*): GLOB = atomic with
+ * respect to every atomic of this library on the same memory, from any
+ * QP or context, and to the CPU's own atomic instructions. */
+enum iwarp_atomic_cap {
+	IWARP_ATOMIC_NONE = 0,
+	IWARP_ATOMIC_HCA = 1,
+	IWARP_ATOMIC_GLOB = 2,
+};
 enum iwarp_node_type { IWARP_NODE_RNIC = 4 };
 
 struct iwarp_device_attr {
@@ -276,6 +292,11 @@ struct iwarp_device_attr {
 	int max_private_data;
 	enum iwarp_transport_type transport_type;
 	enum iwarp_node_type node_type;
+	/* RFC 7306 atomics: IWARP_ATOMIC_GLOB when the context was opened
+	 * with rdmap_ext, else IWARP_ATOMIC_NONE (usable per connection only
+	 * when the peer negotiated the extensions too) */
+	enum iwarp_atomic_cap atomic_cap;
+	enum iwarp_atomic_cap masked_atomic_cap;
 };
 
 IWARP_EXPORT int iwarp_query_device(struct iwarp_context *ctx, struct iwarp_device_attr *attr);
@@ -293,6 +314,7 @@ enum iwarp_access_flags {
 	IWARP_ACCESS_LOCAL_WRITE = 1,
 	IWARP_ACCESS_REMOTE_WRITE = 2,
 	IWARP_ACCESS_REMOTE_READ = 4,
+	IWARP_ACCESS_REMOTE_ATOMIC = 8, /* RFC 7306 Atomic Requests */
 };
 
 /* lkey == rkey == STag: 24-bit index << 8 | 8-bit key (new key on every registration). */
@@ -346,10 +368,17 @@ enum iwarp_wc_opcode {
 	IWARP_WC_SEND = 0,
 	IWARP_WC_RDMA_WRITE = 1,
 	IWARP_WC_RDMA_READ = 2,
+	/* RFC 7306 */
+	IWARP_WC_COMP_SWAP = 3,
+	IWARP_WC_FETCH_ADD = 4,
+	IWARP_WC_MASKED_COMP_SWAP = 9,
+	IWARP_WC_MASKED_FETCH_ADD = 10,
 	IWARP_WC_RECV = 128,
+	IWARP_WC_RECV_RDMA_WITH_IMM = 129, /* RFC 7306 */
 };
 
 enum iwarp_wc_flags {
+	IWARP_WC_WITH_IMM = 1 << 1, /* imm_data is valid (RFC 7306 Immediate Data) */
 	IWARP_WC_WITH_INV = 1 << 3, /* the Send carried an Invalidate STag (invalidated_rkey) */
 	IWARP_WC_WITH_SE = 1 << 7,  /* the Send was a Send with Solicited Event */
 };
@@ -364,6 +393,7 @@ struct iwarp_wc {
 	uint32_t qp_num;
 	uint32_t src_qp;
 	unsigned int wc_flags;
+	uint32_t imm_data; /* network order, as sent (IWARP_WC_WITH_IMM) */
 };
 
 IWARP_EXPORT struct iwarp_comp_channel *iwarp_create_comp_channel(struct iwarp_context *ctx);
@@ -491,6 +521,13 @@ enum iwarp_wr_opcode {
 	IWARP_WR_SEND = 2,
 	IWARP_WR_RDMA_READ = 4,
 	IWARP_WR_SEND_WITH_INV = 9,
+	/* RFC 7306 (need the extensions negotiated, else EOPNOTSUPP) */
+	IWARP_WR_RDMA_WRITE_WITH_IMM = 1,
+	IWARP_WR_SEND_WITH_IMM = 3,
+	IWARP_WR_ATOMIC_CMP_AND_SWP = 5,
+	IWARP_WR_ATOMIC_FETCH_AND_ADD = 6,
+	IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP = 12,
+	IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD = 13,
 };
 
 enum iwarp_send_flags {
@@ -507,12 +544,25 @@ struct iwarp_send_wr {
 	int num_sge;
 	enum iwarp_wr_opcode opcode;
 	unsigned int send_flags;
-	uint32_t invalidate_rkey; /* IWARP_WR_SEND_WITH_INV */
+	union {
+		uint32_t invalidate_rkey; /* IWARP_WR_SEND_WITH_INV */
+		uint32_t imm_data;	  /* *_WITH_IMM: network order */
+	};
 	union {
 		struct {
 			uint64_t remote_addr;
 			uint32_t rkey;
 		} rdma;
+		/* IWARP_WR_*ATOMIC_*: 8-octet target at remote_addr (aligned),
+		 * the original value lands in sg_list[0] (8 octets) */
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add; /* compare (CMP_AND_SWP) or add */
+			uint64_t swap;
+			uint32_t rkey;
+			uint64_t compare_add_mask; /* MASKED_* only */
+			uint64_t swap_mask;	   /* MASKED_* only */
+		} atomic;
 	} wr;
 };
 

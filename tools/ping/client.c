@@ -249,6 +249,11 @@ void client_wc(struct ping_sess *s, const struct iwarp_wc *wc)
 		break;
 	case IWARP_WC_RDMA_WRITE:
 	case IWARP_WC_RDMA_READ:
+	case IWARP_WC_COMP_SWAP:
+	case IWARP_WC_FETCH_ADD:
+	case IWARP_WC_MASKED_COMP_SWAP:
+	case IWARP_WC_MASKED_FETCH_ADD:
+	case IWARP_WC_RECV_RDMA_WITH_IMM:
 	default:
 		sess_fail(s, "unexpected completion opcode %d",
 			  (int)wc->opcode);

@@ -321,6 +321,11 @@ void server_wc(struct ping_sess *s, const struct iwarp_wc *wc)
 		s->state = SESS_S_WAIT_READ_ADV;
 		sess_wait(s, "the client's next ping or disconnect");
 		break;
+	case IWARP_WC_COMP_SWAP:
+	case IWARP_WC_FETCH_ADD:
+	case IWARP_WC_MASKED_COMP_SWAP:
+	case IWARP_WC_MASKED_FETCH_ADD:
+	case IWARP_WC_RECV_RDMA_WITH_IMM:
 	default:
 		sess_fail(s, "unexpected completion opcode %d",
 			  (int)wc->opcode);
