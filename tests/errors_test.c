@@ -56,6 +56,7 @@ static const struct {
 	{IWARP_ERR_RDMAP_INVALIDATE, 0, 1, 0x09},
 	{IWARP_ERR_RDMAP_TERMINATE, NO_TERM, 0, 0},
 	{IWARP_ERR_RDMAP_RESPONSE, 0, 2, 0x06},
+	{IWARP_ERR_RDMAP_INVALIDATE_OP, 0, 2, 0x09},
 };
 
 #define NCODES (sizeof(codes) / sizeof(codes[0]))

@@ -249,6 +249,8 @@ void client_wc(struct ping_sess *s, const struct iwarp_wc *wc)
 		break;
 	case IWARP_WC_RDMA_WRITE:
 	case IWARP_WC_RDMA_READ:
+	case IWARP_WC_BIND_MW:
+	case IWARP_WC_LOCAL_INV:
 	default:
 		sess_fail(s, "unexpected completion opcode %d",
 			  (int)wc->opcode);

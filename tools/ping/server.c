@@ -321,6 +321,8 @@ void server_wc(struct ping_sess *s, const struct iwarp_wc *wc)
 		s->state = SESS_S_WAIT_READ_ADV;
 		sess_wait(s, "the client's next ping or disconnect");
 		break;
+	case IWARP_WC_BIND_MW:
+	case IWARP_WC_LOCAL_INV:
 	default:
 		sess_fail(s, "unexpected completion opcode %d",
 			  (int)wc->opcode);
