@@ -144,9 +144,9 @@ static void write_ok(struct fix *f, int k, uint32_t rkey, uint64_t to,
 {
 	struct iwarp_wc wc;
 
-	ck_assert_int_eq(st_post_send(f->k[k].c->qp, wr_id,
-				      IWARP_WR_RDMA_WRITE, IWARP_SEND_SIGNALED,
-				      f->src.mr, f->src.p, len, to, rkey, 0),
+	ck_assert_int_eq(st_post_send(f->k[k].c->qp, wr_id, IWARP_WR_RDMA_WRITE,
+				      IWARP_SEND_SIGNALED, f->src.mr, f->src.p,
+				      len, to, rkey, 0),
 			 0);
 	st_poll_n(f->k[k].cq_c, &wc, 1);
 	st_wc_check(&wc, wr_id, IWARP_WC_SUCCESS, IWARP_WC_RDMA_WRITE, len, 0);
@@ -160,9 +160,9 @@ static void read_ok(struct fix *f, int k, uint32_t rkey, uint64_t to,
 {
 	struct iwarp_wc wc;
 
-	ck_assert_int_eq(st_post_send(f->k[k].c->qp, wr_id,
-				      IWARP_WR_RDMA_READ, IWARP_SEND_SIGNALED,
-				      f->sink.mr, f->sink.p, len, to, rkey, 0),
+	ck_assert_int_eq(st_post_send(f->k[k].c->qp, wr_id, IWARP_WR_RDMA_READ,
+				      IWARP_SEND_SIGNALED, f->sink.mr,
+				      f->sink.p, len, to, rkey, 0),
 			 0);
 	st_poll_n(f->k[k].cq_c, &wc, 1);
 	st_wc_check(&wc, wr_id, IWARP_WC_SUCCESS, IWARP_WC_RDMA_READ, len, 0);
@@ -493,11 +493,10 @@ START_TEST(test_send_inv_window)
 	ck_assert_ptr_nonnull(mw);
 	bind2(&f, mw, 0, LEN, WIN_RW, 51);
 	read_ok(&f, 0, mw->rkey, base, 64, 52);
-	ck_assert_int_eq(st_post_recv(f.k[0].s->qp, 53, f.tgt.mr,
-				      f.tgt.p + 2048, 64),
-			 0);
-	ck_assert_int_eq(st_post_send(f.k[0].c->qp, 54,
-				      IWARP_WR_SEND_WITH_INV,
+	ck_assert_int_eq(
+		st_post_recv(f.k[0].s->qp, 53, f.tgt.mr, f.tgt.p + 2048, 64),
+		0);
+	ck_assert_int_eq(st_post_send(f.k[0].c->qp, 54, IWARP_WR_SEND_WITH_INV,
 				      IWARP_SEND_SIGNALED, f.src.mr, f.src.p,
 				      32, 0, 0, mw->rkey),
 			 0);
@@ -544,11 +543,10 @@ START_TEST(test_send_inv_refused)
 		st_wc_check(&wc, 60, IWARP_WC_SUCCESS, IWARP_WC_BIND_MW, 0, 0);
 		stag = mw->rkey;
 	}
-	ck_assert_int_eq(st_post_recv(f.k[0].s->qp, 61, f.tgt.mr,
-				      f.tgt.p + 2048, 64),
-			 0);
-	ck_assert_int_eq(st_post_send(f.k[0].c->qp, 62,
-				      IWARP_WR_SEND_WITH_INV,
+	ck_assert_int_eq(
+		st_post_recv(f.k[0].s->qp, 61, f.tgt.mr, f.tgt.p + 2048, 64),
+		0);
+	ck_assert_int_eq(st_post_send(f.k[0].c->qp, 62, IWARP_WR_SEND_WITH_INV,
 				      IWARP_SEND_SIGNALED, f.src.mr, f.src.p,
 				      32, 0, 0, stag),
 			 0);

@@ -112,8 +112,8 @@ int mw_bind_wr_check(const struct iw_qp *qp,
 		return -EACCES;
 	if (bi->addr < (uint64_t)(uintptr_t)mr->pub.addr ||
 	    bi->addr - (uint64_t)(uintptr_t)mr->pub.addr > mr->pub.length ||
-	    bi->length > mr->pub.length - (bi->addr -
-					   (uint64_t)(uintptr_t)mr->pub.addr))
+	    bi->length > mr->pub.length -
+				 (bi->addr - (uint64_t)(uintptr_t)mr->pub.addr))
 		return -EINVAL;
 	return 0;
 }
