@@ -477,11 +477,13 @@ int mr_mw_bind(struct iwarp_context *ctx, const struct iwarp_pd *pd,
 	if (!e || !e->valid || e->kind == MR_KIND_MR ||
 	    MR_STAG_INDEX(b->new_stag) != idx || e->pd != pd) {
 		rc = -EINVAL;
-	} else if (e->kind == MR_KIND_MW2 &&
-		   (!e->invalidated || e->key != MR_STAG_KEY(b->mw_stag))) {
-		/* a type 2 window binds only when free or invalidated, and
-		 * only the STag the consumer knows */
+	} else if (e->kind == MR_KIND_MW2 && !e->invalidated) {
+		/* a type 2 window binds only when free or invalidated */
 		rc = -EBUSY;
+	} else if (MR_STAG_KEY(b->new_stag) == e->key) {
+		/* every bind changes the key: the STag of the previous
+		 * binding must not reach the new one */
+		rc = -EINVAL;
 	} else if (b->length == 0) {
 		mw_unbind_locked(t, e); /* a zero-length bind unbinds */
 		e->key = MR_STAG_KEY(b->new_stag);

@@ -206,7 +206,7 @@ struct iw_mw {
 
 /* A bind as the table sees it. */
 struct mw_bind_req {
-	uint32_t mw_stag;  /* the window's STag the consumer named */
+	uint32_t mw_stag;  /* the window's STag when the bind was posted */
 	uint32_t new_stag; /* its STag after the bind (same index) */
 	uint32_t mr_lkey;  /* the region */
 	uint64_t addr, length; /* length 0: unbind */
@@ -223,8 +223,8 @@ void mr_mw_free(struct iwarp_context *ctx, uint32_t stag);
 /*
  * Binds window entry b->mw_stag of |pd| to b->mr_lkey (RFC 5040 §2.1,
  * ibverbs rules): returns 0, -EINVAL (unknown window/region, other PD,
- * index changed), -EBUSY (a type 2 window still bound, or named by a stale
- * STag), -EACCES (region without IWARP_ACCESS_MW_BIND, or remote write
+ * index changed, or the key unchanged), -EBUSY (a type 2 window still
+ * bound), -EACCES (region without IWARP_ACCESS_MW_BIND, or remote write
  * asked of a region without local write), -EFAULT (outside the region).
  * A rebind replaces the old binding and key. Any thread.
  */

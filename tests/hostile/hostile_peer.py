@@ -1246,6 +1246,8 @@ def _(srv):
 
 def _rreq(srv, src, cause, size=64, off=0, to=None, stag=None, rreq_hdr=True):
     def build(p):
+        if src == "inv":
+            inv_ready(p)  # the window is bound once ESTABLISHED
         s, a, _ = p.adv[src]
         return p.rreq(0x4242, 0, size, s if stag is None else stag(s),
                       a + off if to is None else to(a))
