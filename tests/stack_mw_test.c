@@ -390,6 +390,25 @@ START_TEST(test_write_after_local_inv)
 }
 END_TEST
 
+/* Local Invalidate of a region's own STag: no access through it any
+ * more (the region can still be deregistered); a region of the other
+ * connection's PD is untouched. */
+START_TEST(test_local_inv_region)
+{
+	uint64_t base;
+	struct fix f;
+
+	fix_open(&f);
+	base = (uintptr_t)f.tgt.p;
+	write_ok(&f, 0, f.tgt.mr->rkey, base, 64, 71);
+	local_inv(&f, f.tgt.mr->rkey, 72);
+	memset(f.tgt.p, ST_GUARD, LEN);
+	write_refused(&f, f.tgt.mr->rkey, base);
+	st_check_fill(f.tgt.p, LEN, ST_GUARD);
+	fix_close(&f, false);
+}
+END_TEST
+
 /* Type 2 rebind needs an invalidated window; the rebind's new key
  * replaces the old one, which a Read is then refused with. */
 START_TEST(test_type2_rebind_old_key)
@@ -583,6 +602,7 @@ static Suite *stack_mw_suite(void)
 	tcase_add_test(tc, test_type1_bind_rebind);
 	tcase_add_test(tc, test_bind_checks);
 	tcase_add_test(tc, test_write_after_local_inv);
+	tcase_add_test(tc, test_local_inv_region);
 	tcase_add_test(tc, test_type2_rebind_old_key);
 	tcase_add_test(tc, test_send_inv_window);
 	tcase_add_loop_test(tc, test_send_inv_refused, 0, 2);
