@@ -5,8 +5,10 @@ dist_man_MANS += \
 	man/iwarp.7 \
 	man/iwarp_ack_async_event.3 \
 	man/iwarp_ack_cq_events.3 \
+	man/iwarp_alloc_mw.3 \
 	man/iwarp_alloc_pd.3 \
 	man/iwarp_async_fd.3 \
+	man/iwarp_bind_mw.3 \
 	man/iwarp_close_context.3 \
 	man/iwarp_cm_accept.3 \
 	man/iwarp_cm_ack_event.3 \
@@ -31,6 +33,7 @@ dist_man_MANS += \
 	man/iwarp_create_cq.3 \
 	man/iwarp_create_qp.3 \
 	man/iwarp_create_srq.3 \
+	man/iwarp_dealloc_mw.3 \
 	man/iwarp_dealloc_pd.3 \
 	man/iwarp_decode.1 \
 	man/iwarp_dereg_mr.3 \
@@ -42,6 +45,7 @@ dist_man_MANS += \
 	man/iwarp_event_type_str.3 \
 	man/iwarp_get_async_event.3 \
 	man/iwarp_get_cq_event.3 \
+	man/iwarp_inc_rkey.3 \
 	man/iwarp_modify_qp.3 \
 	man/iwarp_modify_srq.3 \
 	man/iwarp_open_context.3 \

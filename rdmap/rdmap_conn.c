@@ -410,6 +410,8 @@ void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state)
 
 void rdmap_conn_sq_kick(struct rdmap_conn *c)
 {
+	if (!c->tx_enabled)
+		conn_sq_local_head(c);
 	conn_tx_kick(c);
 }
 

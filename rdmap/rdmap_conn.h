@@ -199,6 +199,14 @@ struct rdmap_ops {
 	/* Make the outstanding receive complete soon (it may target memory
 	 * being revoked); rx_done or closed follows. */
 	void (*cancel_rx)(void *owner);
+
+	/* ---- local memory operations (optional) ---- */
+	/* Runs a WQE that never goes on the wire (IWARP_WR_BIND_MW,
+	 * IWARP_WR_LOCAL_INV) when the SQ reaches it; it completes in SQ
+	 * order. Returns IWARP_WC_SUCCESS or the WQE's error status. NULL:
+	 * such WQEs fail with IWARP_WC_LOC_QP_OP_ERR. */
+	enum iwarp_wc_status (*sq_local)(void *owner,
+					 const struct rdmap_wqe *w);
 };
 
 /* What rdmap_conn_create needs to know (the MPA negotiation's result). */

@@ -73,4 +73,8 @@ void conn_rx_release(struct rdmap_conn *c);
 /* Gives back the references of framed FPDUs [from, slot_tail). */
 void conn_slots_release(struct rdmap_conn *c, uint32_t from);
 
+/* Runs the memory operations (bind, local invalidate) at the head of the
+ * SQ while the connection may not transmit yet (rdmap_conn_tx.c). */
+void conn_sq_local_head(struct rdmap_conn *c);
+
 #endif /* IWARP_RDMAP_RDMAP_CONN_INT_H */

@@ -467,9 +467,15 @@ static void rx_send_complete(struct rdmap_conn *c, struct rdmap_rx_cur *cur)
 		inv = cur->h.rsvdulp;
 		rc = c->ops->invalidate(c->owner, inv);
 		if (rc) {
-			/* RDMAP 0x09: STag cannot be invalidated */
+			/* RDMAP 0x09: STag cannot be invalidated (remote
+			 * operation error, or remote protection error for
+			 * an STag of another stream) */
 			cur->rqe_status = IWARP_WC_LOC_PROT_ERR;
-			conn_fail(c, IWARP_ERR_RDMAP_INVALIDATE, true);
+			conn_fail(c,
+				  rc == IWARP_ERR_RDMAP_INVALIDATE_OP
+					  ? rc
+					  : IWARP_ERR_RDMAP_INVALIDATE,
+				  true);
 			return;
 		}
 		flags |= IWARP_WC_WITH_INV;

@@ -503,6 +503,59 @@ static int conn_start_read(struct rdmap_conn *c, uint32_t idx,
 }
 
 /*
+ * A WQE that never goes on the wire (memory window bind, local
+ * invalidate): runs when the SQ reaches it, so it acts after every WQE
+ * before it was started and before any after it. It completes in SQ
+ * order: with the last FPDU framed before it (once TCP took that), or at
+ * once when everything before it was handed to TCP already.
+ */
+static int conn_sq_local(struct rdmap_conn *c, uint32_t idx,
+			 const struct rdmap_wqe *w)
+{
+	enum iwarp_wc_status st = IWARP_WC_LOC_QP_OP_ERR;
+	struct rdmap_slot *last;
+
+	if (c->ops->sq_local)
+		st = c->ops->sq_local(c->owner, w);
+	c->ops->sq_started(c->owner, idx);
+	if (st != IWARP_WC_SUCCESS) {
+		conn_local_error(c, idx, st);
+		return 0;
+	}
+	if (c->slot_head != c->slot_tail) {
+		last = &c->slots[(c->slot_tail - 1) & SLOT_MASK];
+		last->has_sq = true;
+		last->sq_done = idx + 1;
+	} else {
+		c->sq_sent = idx + 1;
+	}
+	conn_sq_progress(c);
+	return 1;
+}
+
+/*
+ * Before the connection may transmit (a responder waits for the first
+ * inbound FPDU, RFC 5044 §7.1), memory operations at the head of the SQ
+ * run anyway: they need no wire, and a consumer may wait for a bind's
+ * completion before it sends the peer anything.
+ */
+void conn_sq_local_head(struct rdmap_conn *c)
+{
+	const struct rdmap_wqe *w;
+	uint32_t idx;
+
+	while (c->state == RDMAP_CONN_RUN && c->bound && !c->tx_enabled &&
+	       !c->loc_err && !c->sq_active && c->slot_head == c->slot_tail) {
+		w = c->ops->sq_next(c->owner, &idx);
+		if (!w || (w->opcode != IWARP_WR_BIND_MW &&
+			   w->opcode != IWARP_WR_LOCAL_INV))
+			return;
+		if (!conn_sq_local(c, idx, w))
+			return;
+	}
+}
+
+/*
  * Starts the next SQ WQE: 1 when a message was started or framed, 0 when
  * none can start now (empty, SQD, Fence, ORD, after a local error), -1 on
  * an internal framing failure.
@@ -532,6 +585,8 @@ static int conn_sq_start(struct rdmap_conn *c)
 		return conn_start_read(c, idx, w);
 	if (rdmap_wr_is_atomic(w->opcode))
 		return conn_start_atomic(c, idx, w);
+	if (w->opcode == IWARP_WR_BIND_MW || w->opcode == IWARP_WR_LOCAL_INV)
+		return conn_sq_local(c, idx, w);
 	if (!w->is_inline)
 		for (i = 0; i < w->num_sge; i++)
 			if (c->ops->mem_check_local(c->owner, &w->sge[i], 0)) {
@@ -574,6 +629,8 @@ static int conn_sq_start(struct rdmap_conn *c)
 	case IWARP_WR_ATOMIC_FETCH_AND_ADD:
 	case IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP:
 	case IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+	case IWARP_WR_LOCAL_INV: /* conn_sq_local */
+	case IWARP_WR_BIND_MW:
 	default:
 		rc = -EINVAL;
 		break;

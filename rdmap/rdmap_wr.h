@@ -33,6 +33,14 @@ struct rdmap_wqe {
 	struct iwarp_sge sge[RDMAP_MAX_SGE];
 	bool is_inline; /* payload copied into inline_data */
 	uint8_t inline_data[RDMAP_MAX_INLINE];
+	/* IWARP_WR_BIND_MW (never on the wire; ops->sq_local runs it) */
+	struct {
+		uint32_t mw_stag;  /* the window's STag when posted */
+		uint32_t new_stag; /* its STag after the bind */
+		uint32_t mr_lkey;  /* the region it is bound to */
+		uint64_t addr, length;
+		int access;
+	} bind;
 };
 
 /* True for the send opcodes of RFC 7306 (need the extensions negotiated). */

@@ -378,6 +378,8 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 	size_t w0;
 	static uint8_t inv_buf[64];
 	struct iwarp_mr *inv_mr = NULL;
+	struct iwarp_mw *inv_mw = NULL;
+	struct mw_bind_req br;
 
 	/* READ: b's buffer is the source, a's the sink */
 	src = op == OP_READ ? b->buf : a->buf;
@@ -395,17 +397,30 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 		if (op == OP_INLINE)
 			flags = IWARP_SEND_INLINE;
 		if (op == OP_SEND_INV) {
-			/* a region of the receiver's PD for the peer to invalidate */
+			/* a bound type 2 window of the receiver's PD for
+			 * the peer to invalidate (only those may be) */
 			inv_mr = iwarp_reg_mr(b->pd, inv_buf, sizeof(inv_buf),
 					      IWARP_ACCESS_LOCAL_WRITE |
-						      IWARP_ACCESS_REMOTE_WRITE);
+						      IWARP_ACCESS_REMOTE_WRITE |
+						      IWARP_ACCESS_MW_BIND);
 			ck_assert_ptr_nonnull(inv_mr);
+			inv_mw = iwarp_alloc_mw(b->pd, IWARP_MW_TYPE_2);
+			ck_assert_ptr_nonnull(inv_mw);
+			memset(&br, 0, sizeof(br));
+			br.mw_stag = inv_mw->rkey;
+			br.new_stag = iwarp_inc_rkey(inv_mw->rkey);
+			br.mr_lkey = inv_mr->lkey;
+			br.addr = (uint64_t)(uintptr_t)inv_buf;
+			br.length = sizeof(inv_buf);
+			br.access = IWARP_ACCESS_REMOTE_WRITE;
+			ck_assert_int_eq(mr_mw_bind(b->ctx, b->pd, &br), 0);
+			inv_mw->rkey = br.new_stag;
 		}
 		ck_assert_int_eq(post_send(a, 7, op == OP_SEND_INV ?
 							 IWARP_WR_SEND_WITH_INV :
 							 IWARP_WR_SEND,
 					   flags, 0, len, 0,
-					   inv_mr ? inv_mr->rkey : 0,
+					   inv_mw ? inv_mw->rkey : 0,
 					   op == OP_INLINE ? 1 : nsge),
 				 0);
 		break;
@@ -449,13 +464,21 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 						      0);
 		if (op == OP_SEND_INV) {
 			/* RFC 5040 §6.2: the STag no longer grants access */
-			ck_assert_uint_eq(wc[0].invalidated_rkey, inv_mr->rkey);
-			ck_assert_int_eq(mr_check_remote(b->ctx, inv_mr->rkey,
+			ck_assert_uint_eq(wc[0].invalidated_rkey, inv_mw->rkey);
+			ck_assert_int_eq(mr_check_remote(b->ctx, inv_mw->rkey,
 							 b->pd,
 							 IWARP_ACCESS_REMOTE_WRITE,
 							 (uint64_t)(uintptr_t)inv_buf,
 							 1, true, NULL),
 					 IWARP_ERR_DDP_STAG);
+			/* the region itself was not invalidated */
+			ck_assert_int_eq(mr_check_remote(b->ctx, inv_mr->rkey,
+							 b->pd,
+							 IWARP_ACCESS_REMOTE_WRITE,
+							 (uint64_t)(uintptr_t)inv_buf,
+							 1, true, NULL),
+					 0);
+			ck_assert_int_eq(iwarp_dealloc_mw(inv_mw), 0);
 			ck_assert_int_eq(iwarp_dereg_mr(inv_mr), 0);
 		}
 	}

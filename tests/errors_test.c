@@ -58,6 +58,7 @@ static const struct {
 	{IWARP_ERR_RDMAP_RESPONSE, 0, 2, 0x06},
 	{IWARP_ERR_RDMAP_ATOMIC_ALIGN, 0, 1, 0x01},
 	{IWARP_ERR_RDMAP_ATOMIC_OP, 0, 2, 0x06},
+	{IWARP_ERR_RDMAP_INVALIDATE_OP, 0, 2, 0x09},
 };
 
 #define NCODES (sizeof(codes) / sizeof(codes[0]))

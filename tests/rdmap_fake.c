@@ -199,6 +199,10 @@ static enum iwarp_wc_opcode fk_wc_opcode(enum iwarp_wr_opcode op)
 	case IWARP_WR_SEND_WITH_INV:
 	case IWARP_WR_SEND_WITH_IMM:
 		return IWARP_WC_SEND;
+	case IWARP_WR_BIND_MW:
+		return IWARP_WC_BIND_MW;
+	case IWARP_WR_LOCAL_INV:
+		return IWARP_WC_LOCAL_INV;
 	}
 	return IWARP_WC_SEND;
 }

@@ -79,3 +79,12 @@ tests_stack_ext_test_SOURCES = tests/stack_ext_test.c $(STACK_TEST_SRC)
 tests_stack_ext_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_stack_ext_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
+
+# Memory windows and invalidation end to end.
+if HAVE_CHECK
+check_PROGRAMS += tests/stack_mw_test
+TESTS += tests/stack_mw_test
+tests_stack_mw_test_SOURCES = tests/stack_mw_test.c $(STACK_TEST_SRC)
+tests_stack_mw_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_mw_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

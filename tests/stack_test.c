@@ -129,6 +129,8 @@ static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
 	struct iwarp_qp *cqp = f->k.c->qp, *sqp = f->k.s->qp;
 	uint8_t inl[256];
 	struct st_buf inv = {0};
+	struct iwarp_mw *inv_mw = NULL;
+	struct mw_bind_req br;
 	struct iwarp_wc wc;
 	enum iwarp_wr_opcode wop = IWARP_WR_SEND;
 	unsigned int flags = IWARP_SEND_SIGNALED, wflags = 0;
@@ -148,10 +150,23 @@ static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
 		wflags = IWARP_WC_WITH_SE;
 		break;
 	case OP_SEND_INV:
-		/* a real MR of the receiver, in the QP's PD */
+		/* a bound type 2 window of the receiver, in the QP's PD
+		 * (only those may be invalidated remotely) */
 		st_buf_reg(&inv, f->n.srv.pd, 64,
-			   IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE);
-		inv_rkey = inv.mr->rkey;
+			   IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
+				   IWARP_ACCESS_MW_BIND);
+		inv_mw = iwarp_alloc_mw(f->n.srv.pd, IWARP_MW_TYPE_2);
+		ck_assert_ptr_nonnull(inv_mw);
+		memset(&br, 0, sizeof(br));
+		br.mw_stag = inv_mw->rkey;
+		br.new_stag = iwarp_inc_rkey(inv_mw->rkey);
+		br.mr_lkey = inv.mr->lkey;
+		br.addr = (uint64_t)(uintptr_t)inv.p;
+		br.length = 64;
+		br.access = IWARP_ACCESS_REMOTE_WRITE;
+		ck_assert_int_eq(mr_mw_bind(f->n.srv.ctx, f->n.srv.pd, &br), 0);
+		inv_mw->rkey = br.new_stag;
+		inv_rkey = inv_mw->rkey;
 		wop = IWARP_WR_SEND_WITH_INV;
 		wflags = IWARP_WC_WITH_INV;
 		ck_assert_int_eq(mr_check_remote(f->n.srv.ctx, inv_rkey,
@@ -190,6 +205,7 @@ static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
 						 (uintptr_t)inv.p, 1, false,
 						 NULL),
 				 IWARP_ERR_RDMAP_STAG);
+		ck_assert_int_eq(iwarp_dealloc_mw(inv_mw), 0);
 		st_buf_free(&inv);
 	}
 	st_poll_n(f->k.cq_c, &wc, 1);

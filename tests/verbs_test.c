@@ -579,6 +579,199 @@ START_TEST(test_mr_check_remote)
 }
 END_TEST
 
+/* Memory windows at the STag table (verbs/mr.c, verbs/mw.c): alloc,
+ * bind rules, lookups through a window, remote and local invalidation,
+ * dereg of a region with a window bound. */
+START_TEST(test_mw_table)
+{
+	struct iwarp_context *ctx;
+	struct iwarp_pd *pd, *pd2;
+	struct iwarp_mr *mr, *nob, *ro;
+	struct iwarp_mw *w1, *w2, *wx;
+	struct mw_bind_req b;
+	uint8_t buf[256];
+	uint64_t base = (uint64_t)(uintptr_t)buf;
+	uint32_t old;
+	struct iwarp_sge sge;
+	int rw = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
+		 IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_MW_BIND;
+
+	mem_begin();
+	ctx = ctx_open_inline();
+	pd = iwarp_alloc_pd(ctx);
+	pd2 = iwarp_alloc_pd(ctx);
+	mr = iwarp_reg_mr(pd, buf, sizeof(buf), rw);
+	nob = iwarp_reg_mr(pd, buf, sizeof(buf), IWARP_ACCESS_LOCAL_WRITE);
+	ro = iwarp_reg_mr(pd, buf, sizeof(buf),
+			  IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_MW_BIND);
+	ck_assert_ptr_nonnull(mr);
+	ck_assert_ptr_nonnull(ro);
+	/* bad arguments */
+	errno = 0;
+	ck_assert_ptr_null(iwarp_alloc_mw(NULL, IWARP_MW_TYPE_1));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(iwarp_alloc_mw(pd, (enum iwarp_mw_type)3));
+	ck_assert_int_eq(iwarp_dealloc_mw(NULL), -EINVAL);
+	w1 = iwarp_alloc_mw(pd, IWARP_MW_TYPE_1);
+	w2 = iwarp_alloc_mw(pd, IWARP_MW_TYPE_2);
+	wx = iwarp_alloc_mw(pd2, IWARP_MW_TYPE_2);
+	ck_assert_ptr_nonnull(w1);
+	ck_assert_ptr_nonnull(w2);
+	ck_assert_ptr_nonnull(wx);
+	ck_assert_int_eq(w2->type, IWARP_MW_TYPE_2);
+	ck_assert_ptr_eq(w2->pd, pd);
+	ck_assert_uint_eq(w2->handle, w2->rkey >> 8);
+	ck_assert_uint_ne(w1->rkey >> 8, w2->rkey >> 8);
+	/* unbound: no access, nothing to invalidate */
+	ck_assert_int_eq(mr_check_remote(ctx, w2->rkey, pd, 0, base, 1, false,
+					 NULL),
+			 IWARP_ERR_RDMAP_STAG);
+	ck_assert_int_eq(mr_invalidate(ctx, w2->rkey, pd),
+			 IWARP_ERR_RDMAP_INVALIDATE_OP);
+	ck_assert_int_eq(mr_local_invalidate(ctx, w2->rkey, pd), -EINVAL);
+
+	memset(&b, 0, sizeof(b));
+	b.mw_stag = w2->rkey;
+	b.new_stag = iwarp_inc_rkey(w2->rkey);
+	b.mr_lkey = mr->lkey;
+	b.addr = base + 16;
+	b.length = 64;
+	b.access = IWARP_ACCESS_REMOTE_READ;
+	/* the rules: bounds, MW_BIND, write needs local write, PD, index */
+	b.length = 256;
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), -EFAULT);
+	b.length = 64;
+	b.mr_lkey = nob->lkey;
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), -EACCES);
+	b.mr_lkey = ro->lkey;
+	b.access = IWARP_ACCESS_REMOTE_WRITE;
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), -EACCES);
+	b.mr_lkey = mr->lkey;
+	b.access = IWARP_ACCESS_REMOTE_READ;
+	ck_assert_int_eq(mr_mw_bind(ctx, pd2, &b), -EINVAL);
+	b.new_stag = w1->rkey;
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), -EINVAL);
+	b.new_stag = iwarp_inc_rkey(w2->rkey);
+	b.mw_stag = wx->rkey; /* a window of another PD, our region */
+	b.new_stag = iwarp_inc_rkey(wx->rkey);
+	ck_assert_int_eq(mr_mw_bind(ctx, pd2, &b), -EINVAL);
+	b.mw_stag = w2->rkey;
+	b.new_stag = iwarp_inc_rkey(w2->rkey);
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), 0);
+	w2->rkey = b.new_stag;
+	/* a bound type 2 window does not bind again */
+	b.mw_stag = w2->rkey;
+	b.new_stag = iwarp_inc_rkey(w2->rkey);
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), -EBUSY);
+
+	/* lookups through it: its own range and rights */
+	ck_assert_int_eq(mr_check_remote(ctx, w2->rkey, pd,
+					 IWARP_ACCESS_REMOTE_READ, base + 16,
+					 64, false, NULL),
+			 0);
+	ck_assert_int_eq(mr_check_remote(ctx, w2->rkey, pd,
+					 IWARP_ACCESS_REMOTE_READ, base + 15, 2,
+					 false, NULL),
+			 IWARP_ERR_RDMAP_BOUNDS);
+	ck_assert_int_eq(mr_check_remote(ctx, w2->rkey, pd,
+					 IWARP_ACCESS_REMOTE_WRITE, base + 16,
+					 1, true, NULL),
+			 IWARP_ERR_RDMAP_ACCESS);
+	ck_assert_int_eq(mr_check_remote(ctx, w2->rkey, pd2, 0, base + 16, 1,
+					 true, NULL),
+			 IWARP_ERR_DDP_STAG_STREAM);
+	/* a window is no lkey */
+	sge.addr = base + 16;
+	sge.length = 8;
+	sge.lkey = w2->rkey;
+	ck_assert_int_eq(mr_check_local(ctx, &sge, pd, 0), -EINVAL);
+	/* the region is held */
+	ck_assert_int_eq(iwarp_dereg_mr(mr), -EBUSY);
+
+	/* remote invalidation: never a region or a type 1 window */
+	ck_assert_int_eq(mr_invalidate(ctx, mr->rkey, pd),
+			 IWARP_ERR_RDMAP_INVALIDATE_OP);
+	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd, 0, base, 1, false,
+					 NULL),
+			 0);
+	b.mw_stag = w1->rkey;
+	b.new_stag = iwarp_inc_rkey(w1->rkey);
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), 0);
+	old = w1->rkey;
+	w1->rkey = b.new_stag;
+	ck_assert_int_eq(mr_invalidate(ctx, w1->rkey, pd),
+			 IWARP_ERR_RDMAP_INVALIDATE_OP);
+	ck_assert_int_eq(mr_local_invalidate(ctx, w1->rkey, pd), -EINVAL);
+	/* a type 1 rebind: the old key is dead, the new one works */
+	b.mw_stag = w1->rkey;
+	b.new_stag = iwarp_inc_rkey(w1->rkey);
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), 0);
+	ck_assert_int_eq(mr_check_remote(ctx, w1->rkey, pd, 0, base + 16, 1,
+					 false, NULL),
+			 IWARP_ERR_RDMAP_STAG);
+	ck_assert_int_eq(mr_check_remote(ctx, old, pd, 0, base + 16, 1,
+					 false, NULL),
+			 IWARP_ERR_RDMAP_STAG);
+	w1->rkey = b.new_stag;
+	ck_assert_int_eq(mr_check_remote(ctx, w1->rkey, pd, 0, base + 16, 1,
+					 false, NULL),
+			 0);
+	/* zero-length bind unbinds a type 1 window */
+	b.mw_stag = w1->rkey;
+	b.new_stag = iwarp_inc_rkey(w1->rkey);
+	b.length = 0;
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), 0);
+	w1->rkey = b.new_stag;
+	b.length = 64;
+	ck_assert_int_eq(mr_check_remote(ctx, w1->rkey, pd, 0, base + 16, 1,
+					 false, NULL),
+			 IWARP_ERR_RDMAP_STAG);
+
+	/* type 2: another PD's stream is refused with the protection
+	 * variant; its own invalidates it, once */
+	ck_assert_int_eq(mr_invalidate(ctx, w2->rkey, pd2),
+			 IWARP_ERR_RDMAP_INVALIDATE);
+	ck_assert_int_eq(mr_invalidate(ctx, w2->rkey, pd), 0);
+	ck_assert_int_eq(mr_invalidate(ctx, w2->rkey, pd),
+			 IWARP_ERR_RDMAP_INVALIDATE_OP);
+	ck_assert_int_eq(mr_check_remote(ctx, w2->rkey, pd, 0, base + 16, 1,
+					 false, NULL),
+			 IWARP_ERR_RDMAP_STAG);
+	/* invalidated: it binds again, but only under a new key */
+	b.mw_stag = w2->rkey;
+	b.new_stag = w2->rkey;
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), -EINVAL);
+	b.new_stag = iwarp_inc_rkey(w2->rkey);
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), 0);
+	w2->rkey = b.new_stag;
+	/* local invalidation of the window, then of the region itself */
+	ck_assert_int_eq(mr_local_invalidate(ctx, w2->rkey, pd2), -EPERM);
+	ck_assert_int_eq(mr_local_invalidate(ctx, w2->rkey, pd), 0);
+	ck_assert_int_eq(mr_local_invalidate(ctx, w2->rkey, pd), -EINVAL);
+	ck_assert_int_eq(mr_local_invalidate(ctx, ro->rkey, pd), 0);
+	ck_assert_int_eq(mr_check_remote(ctx, ro->rkey, pd, 0, base, 1, false,
+					 NULL),
+			 IWARP_ERR_RDMAP_STAG);
+	/* a window bound to a region that is deallocated frees it */
+	b.mw_stag = w2->rkey;
+	b.new_stag = iwarp_inc_rkey(w2->rkey);
+	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), 0);
+	ck_assert_int_eq(iwarp_dereg_mr(mr), -EBUSY);
+	ck_assert_int_eq(iwarp_close_context(ctx), -EBUSY);
+	ck_assert_int_eq(iwarp_dealloc_mw(w2), 0);
+	ck_assert_int_eq(iwarp_dealloc_pd(pd), -EBUSY);
+	ck_assert_int_eq(iwarp_dealloc_mw(w1), 0);
+	ck_assert_int_eq(iwarp_dealloc_mw(wx), 0);
+	ck_assert_int_eq(iwarp_dereg_mr(mr), 0);
+	ck_assert_int_eq(iwarp_dereg_mr(nob), 0);
+	ck_assert_int_eq(iwarp_dereg_mr(ro), 0);
+	ck_assert_int_eq(iwarp_dealloc_pd(pd), 0);
+	ck_assert_int_eq(iwarp_dealloc_pd(pd2), 0);
+	ck_assert_int_eq(iwarp_close_context(ctx), 0);
+	mem_end();
+}
+END_TEST
+
 START_TEST(test_mr_check_local)
 {
 	struct iwarp_context *ctx;
@@ -1225,7 +1418,8 @@ START_TEST(test_post_send_errors)
 	 * TSO, ...): EINVAL */
 	for (i = 0; i < 16; i++) {
 		if (i == IWARP_WR_RDMA_WRITE || i == IWARP_WR_SEND ||
-		    i == IWARP_WR_RDMA_READ || i == IWARP_WR_SEND_WITH_INV)
+		    i == IWARP_WR_RDMA_READ || i == IWARP_WR_SEND_WITH_INV ||
+		    i == IWARP_WR_LOCAL_INV) /* any rkey posts; runs later */
 			continue;
 		send_wr_init(&wr, sge, 1, (enum iwarp_wr_opcode)i, 0);
 		if (i == IWARP_WR_SEND_WITH_IMM)
@@ -1858,6 +2052,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, test_mr_table_grows);
 	tcase_add_test(tc, test_mr_check_remote);
 	tcase_add_test(tc, test_mr_check_local);
+	tcase_add_test(tc, test_mw_table);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cq");

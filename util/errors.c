@@ -158,6 +158,9 @@ static const struct err_entry err_table[] = {
 	T(IWARP_ERR_RDMAP_ATOMIC_OP,
 	  "RDMAP: unsupported Atomic Operation Code", RDMAP, R_OP,
 	  IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE),
+	T(IWARP_ERR_RDMAP_INVALIDATE_OP,
+	  "RDMAP: STag may not be invalidated remotely", RDMAP, R_OP,
+	  IWARP_RDMAP_ECODE_CANT_INVALIDATE),
 };
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

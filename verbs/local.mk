@@ -8,6 +8,7 @@ libiwarp_core_la_SOURCES += \
 	verbs/wait.h \
 	verbs/pd.c \
 	verbs/mr.c \
+	verbs/mw.c \
 	verbs/comp_channel.c \
 	verbs/cq.c \
 	verbs/srq.c \

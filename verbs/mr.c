@@ -16,6 +16,15 @@
  * from it. iwarp_dereg_mr invalidates the STag first (no new reference),
  * then waits for the references to come back (mr_wait_unused), and only
  * then frees the index for reuse.
+ *
+ * Memory windows (verbs/mw.c) live in the same table: an entry of kind
+ * MW1/MW2 describes the window's current binding (addr, length, rights,
+ * the region |mr_idx|); |invalidated| means "not bound". A remote access
+ * through a window takes its reference on the underlying region, not on
+ * the window: the memory it touches stays registered, and a window can
+ * be rebound, invalidated or freed while an operation through it is in
+ * flight (that operation's later segments find the STag invalid). A
+ * region with windows bound to it cannot be deregistered (-EBUSY).
  */
 #include "config.h"
 
@@ -31,7 +40,15 @@
 #define MR_TABLE_INIT 256
 #define MR_ACCESS_ALL                                                          \
 	(IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |                \
-	 IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_ATOMIC)
+	 IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_ATOMIC | \
+	 IWARP_ACCESS_MW_BIND)
+
+/* What an STag table entry is. */
+enum mr_kind {
+	MR_KIND_MR = 0,  /* a memory region */
+	MR_KIND_MW1 = 1, /* a type 1 memory window */
+	MR_KIND_MW2 = 2, /* a type 2 memory window */
+};
 
 struct mr_entry {
 	uint32_t refs;    /* engine references (mr_get/mr_put, atomic) */
@@ -42,8 +59,11 @@ struct mr_entry {
 	int access;
 	uint8_t key;     /* current key, or the last one when free */
 	bool valid;
-	bool invalidated; /* remotely invalidated (Send with Invalidate) */
+	bool invalidated; /* MR: invalidated; window: not bound */
 	uint32_t next_free;
+	uint8_t kind;      /* enum mr_kind */
+	uint32_t mr_idx;   /* window: the region it is bound to */
+	uint32_t mw_bound; /* region: windows bound to it */
 };
 
 struct mr_table {
@@ -188,6 +208,8 @@ IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr,
 	e->access = access;
 	e->valid = true;
 	e->invalidated = false;
+	e->kind = MR_KIND_MR;
+	e->mw_bound = 0;
 	pthread_rwlock_unlock(&t->lock);
 
 	pd_get(pd);
@@ -261,11 +283,16 @@ IWARP_EXPORT int iwarp_dereg_mr(struct iwarp_mr *mr)
 	idx = MR_STAG_INDEX(mr->lkey);
 	pthread_rwlock_wrlock(&t->lock);
 	if (idx == 0 || idx >= t->used || !t->e[idx].valid ||
+	    t->e[idx].kind != MR_KIND_MR ||
 	    t->e[idx].key != MR_STAG_KEY(mr->lkey)) {
 		pthread_rwlock_unlock(&t->lock);
 		return -EINVAL;
 	}
 	e = &t->e[idx];
+	if (e->mw_bound) { /* ibverbs: windows still bound to it */
+		pthread_rwlock_unlock(&t->lock);
+		return -EBUSY;
+	}
 	e->valid = false; /* no new reference from here on */
 	e->revoking = __atomic_load_n(&e->refs, __ATOMIC_ACQUIRE) != 0;
 	pthread_rwlock_unlock(&t->lock);
@@ -293,10 +320,14 @@ static bool mr_access_ok(int have, int want)
 	return (have & want) == want;
 }
 
-/* Copies the live entry for |stag| (read lock held by caller); false if none. */
-static bool mr_lookup(struct mr_table *t, uint32_t stag, struct mr_entry *out)
+/* Copies the live entry for |stag| (read lock held by caller); false if
+ * none. For a bound window, *ref_idx is its region (whose reference an
+ * access takes), else the entry itself. */
+static bool mr_lookup_ref(struct mr_table *t, uint32_t stag,
+			  struct mr_entry *out, uint32_t *ref_idx)
 {
 	uint32_t idx = MR_STAG_INDEX(stag);
+	const struct mr_entry *m;
 
 	if (idx == 0 || idx >= t->used)
 		return false;
@@ -304,14 +335,40 @@ static bool mr_lookup(struct mr_table *t, uint32_t stag, struct mr_entry *out)
 	    t->e[idx].key != MR_STAG_KEY(stag))
 		return false;
 	*out = t->e[idx];
+	*ref_idx = idx;
+	if (out->kind != MR_KIND_MR) {
+		/* the window's region must still grant access itself */
+		m = &t->e[out->mr_idx];
+		if (!m->valid || m->invalidated)
+			return false;
+		*ref_idx = out->mr_idx;
+	}
 	return true;
 }
 
+static bool mr_lookup(struct mr_table *t, uint32_t stag, struct mr_entry *out)
+{
+	uint32_t ref_idx;
+
+	return mr_lookup_ref(t, stag, out, &ref_idx);
+}
+
+/* Ends the binding of window |e| (write lock held). */
+static void mw_unbind_locked(struct mr_table *t, struct mr_entry *e)
+{
+	if (!e->invalidated && t->e[e->mr_idx].mw_bound)
+		t->e[e->mr_idx].mw_bound--;
+	e->invalidated = true;
+}
+
 /*
- * Remote invalidation by an inbound Send with Invalidate (RFC 5040 §6.2):
- * the STag stops working for every later access, local and remote, until
- * the region is deregistered and registered again. The STag must name a
- * live region of the connection's PD.
+ * Remote invalidation by an inbound Send with Invalidate (RFC 5040 §5.3,
+ * §6.4; RFC 5042 §5): only a bound type 2 window of the connection's PD
+ * may be invalidated remotely (as in ibverbs); the window then grants no
+ * access until it is bound again. Any other STag (a region, a type 1
+ * window, an unknown, stale or unbound STag) is refused with the remote
+ * operation error "STag cannot be invalidated" and stays as it was; an
+ * STag of another PD with the remote protection variant.
  */
 int mr_invalidate(struct iwarp_context *ctx, uint32_t stag,
 		  const struct iwarp_pd *pd)
@@ -324,11 +381,135 @@ int mr_invalidate(struct iwarp_context *ctx, uint32_t stag,
 	pthread_rwlock_wrlock(&t->lock);
 	e = (idx && idx < t->used) ? &t->e[idx] : NULL;
 	if (!e || !e->valid || e->invalidated || e->key != MR_STAG_KEY(stag))
-		rc = IWARP_ERR_RDMAP_STAG;
+		rc = IWARP_ERR_RDMAP_INVALIDATE_OP;
 	else if (e->pd != pd)
-		rc = IWARP_ERR_RDMAP_STAG_STREAM;
+		rc = IWARP_ERR_RDMAP_INVALIDATE;
+	else if (e->kind != MR_KIND_MW2)
+		rc = IWARP_ERR_RDMAP_INVALIDATE_OP;
+	else
+		mw_unbind_locked(t, e);
+	pthread_rwlock_unlock(&t->lock);
+	return rc;
+}
+
+int mr_local_invalidate(struct iwarp_context *ctx, uint32_t stag,
+			const struct iwarp_pd *pd)
+{
+	struct mr_table *t = ctx->mrs;
+	uint32_t idx = MR_STAG_INDEX(stag);
+	struct mr_entry *e;
+	int rc = 0;
+
+	pthread_rwlock_wrlock(&t->lock);
+	e = (idx && idx < t->used) ? &t->e[idx] : NULL;
+	if (!e || !e->valid || e->invalidated || e->key != MR_STAG_KEY(stag))
+		rc = -EINVAL;
+	else if (e->pd != pd)
+		rc = -EPERM;
+	else if (e->kind == MR_KIND_MW1)
+		rc = -EINVAL; /* a type 1 window is unbound by a bind */
+	else if (e->kind == MR_KIND_MW2)
+		mw_unbind_locked(t, e);
 	else
 		e->invalidated = true;
+	pthread_rwlock_unlock(&t->lock);
+	return rc;
+}
+
+int mr_mw_alloc(struct iwarp_context *ctx, const struct iwarp_pd *pd,
+		int type, uint32_t *stag)
+{
+	struct mr_table *t = ctx->mrs;
+	struct mr_entry *e;
+	uint32_t idx;
+	uint8_t key;
+
+	pthread_rwlock_wrlock(&t->lock);
+	idx = mr_index_alloc(t);
+	if (!idx) {
+		pthread_rwlock_unlock(&t->lock);
+		return -ENOMEM;
+	}
+	e = &t->e[idx];
+	do {
+		key = (uint8_t)(mr_rand(t) >> 56);
+	} while (key == e->key);
+	e->key = key;
+	e->addr = 0;
+	e->length = 0;
+	e->pd = pd;
+	e->access = 0;
+	e->valid = true;
+	e->invalidated = true; /* not bound yet */
+	e->kind = type == IWARP_MW_TYPE_2 ? MR_KIND_MW2 : MR_KIND_MW1;
+	e->mr_idx = 0;
+	e->mw_bound = 0;
+	pthread_rwlock_unlock(&t->lock);
+	*stag = idx << 8 | key;
+	return 0;
+}
+
+void mr_mw_free(struct iwarp_context *ctx, uint32_t stag)
+{
+	struct mr_table *t = ctx->mrs;
+	struct mr_entry *e;
+
+	pthread_rwlock_wrlock(&t->lock);
+	e = &t->e[MR_STAG_INDEX(stag)];
+	mw_unbind_locked(t, e);
+	e->valid = false;
+	e->pd = NULL;
+	e->next_free = t->free_head;
+	t->free_head = MR_STAG_INDEX(stag);
+	pthread_rwlock_unlock(&t->lock);
+}
+
+int mr_mw_bind(struct iwarp_context *ctx, const struct iwarp_pd *pd,
+	       const struct mw_bind_req *b)
+{
+	struct mr_table *t = ctx->mrs;
+	uint32_t idx = MR_STAG_INDEX(b->mw_stag);
+	uint32_t ridx = MR_STAG_INDEX(b->mr_lkey);
+	struct mr_entry *e, *m;
+	int rc = 0;
+
+	pthread_rwlock_wrlock(&t->lock);
+	e = (idx && idx < t->used) ? &t->e[idx] : NULL;
+	m = (ridx && ridx < t->used) ? &t->e[ridx] : NULL;
+	if (!e || !e->valid || e->kind == MR_KIND_MR ||
+	    MR_STAG_INDEX(b->new_stag) != idx || e->pd != pd) {
+		rc = -EINVAL;
+	} else if (e->kind == MR_KIND_MW2 && !e->invalidated) {
+		/* a type 2 window binds only when free or invalidated */
+		rc = -EBUSY;
+	} else if (MR_STAG_KEY(b->new_stag) == e->key) {
+		/* every bind changes the key: the STag of the previous
+		 * binding must not reach the new one */
+		rc = -EINVAL;
+	} else if (b->length == 0) {
+		mw_unbind_locked(t, e); /* a zero-length bind unbinds */
+		e->key = MR_STAG_KEY(b->new_stag);
+	} else if (!m || !m->valid || m->invalidated ||
+		   m->kind != MR_KIND_MR ||
+		   m->key != MR_STAG_KEY(b->mr_lkey) || m->pd != pd) {
+		rc = -EINVAL;
+	} else if (!(m->access & IWARP_ACCESS_MW_BIND) ||
+		   ((b->access & IWARP_ACCESS_REMOTE_WRITE) &&
+		    !(m->access & IWARP_ACCESS_LOCAL_WRITE))) {
+		rc = -EACCES;
+	} else if (b->addr < m->addr || b->addr - m->addr > m->length ||
+		   b->length > m->length - (b->addr - m->addr)) {
+		rc = -EFAULT;
+	} else {
+		mw_unbind_locked(t, e);
+		e->key = MR_STAG_KEY(b->new_stag);
+		e->addr = b->addr;
+		e->length = b->length;
+		e->access = b->access;
+		e->mr_idx = ridx;
+		e->invalidated = false;
+		m->mw_bound++;
+	}
 	pthread_rwlock_unlock(&t->lock);
 	return rc;
 }
@@ -361,19 +542,22 @@ static int mr_remote_ok(const struct mr_entry *found, const struct iwarp_pd *pd,
 }
 
 int mr_get(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
-	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst)
+	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst,
+	   uint32_t *ref)
 {
 	struct mr_table *t = ctx->mrs;
+	uint32_t ref_idx = 0;
 	struct mr_entry e;
 	bool found;
 	int rc;
 
 	pthread_rwlock_rdlock(&t->lock);
-	found = mr_lookup(t, stag, &e);
+	found = mr_lookup_ref(t, stag, &e, &ref_idx);
 	rc = mr_remote_ok(found ? &e : NULL, pd, access, to, len, tagged_ddp);
-	if (!rc) /* taken under the lock: dereg sees it or we see !valid */
-		__atomic_fetch_add(&t->e[MR_STAG_INDEX(stag)].refs, 1,
-				   __ATOMIC_ACQ_REL);
+	if (!rc) { /* taken under the lock: dereg sees it or we see !valid */
+		__atomic_fetch_add(&t->e[ref_idx].refs, 1, __ATOMIC_ACQ_REL);
+		*ref = ref_idx << 8 | t->e[ref_idx].key;
+	}
 	pthread_rwlock_unlock(&t->lock);
 	if (!rc && dst)
 		*dst = (uint8_t *)(uintptr_t)to;
@@ -428,7 +612,7 @@ int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
 	pthread_rwlock_rdlock(&ctx->mrs->lock);
 	found = mr_lookup(ctx->mrs, sge->lkey, &e);
 	pthread_rwlock_unlock(&ctx->mrs->lock);
-	if (!found)
+	if (!found || e.kind != MR_KIND_MR) /* a window is no lkey */
 		return -EINVAL;
 	if (e.pd != pd)
 		return -EPERM;

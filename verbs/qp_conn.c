@@ -17,15 +17,11 @@ static int ops_mem_get(void *owner, uint32_t stag, int access, uint64_t to,
 		       uint64_t len, bool tagged_ddp, struct rdmap_mem *out)
 {
 	struct qp_conn *conn = owner;
-	int rc;
 
 	out->ptr = NULL;
 	out->ref = 0;
-	rc = mr_get(conn->ctx, stag, conn->pd, access, to, len, tagged_ddp,
-		    &out->ptr);
-	if (!rc)
-		out->ref = stag;
-	return rc;
+	return mr_get(conn->ctx, stag, conn->pd, access, to, len, tagged_ddp,
+		      &out->ptr, &out->ref);
 }
 
 static void ops_mem_put(void *owner, uint32_t ref)
@@ -230,6 +226,16 @@ static void ops_cancel_rx(void *owner)
 		conn->io->cancel_rx(conn->io_arg);
 }
 
+/* ---- local memory operations (verbs/mw.c) ---- */
+
+static enum iwarp_wc_status ops_sq_local(void *owner,
+					 const struct rdmap_wqe *w)
+{
+	struct qp_conn *conn = owner;
+
+	return mw_sq_local(conn->ctx, conn->pd, w);
+}
+
 static const struct rdmap_ops qp_conn_ops = {
 	.mem_get = ops_mem_get,
 	.mem_put = ops_mem_put,
@@ -250,6 +256,7 @@ static const struct rdmap_ops qp_conn_ops = {
 	.shutdown = ops_shutdown,
 	.term_queued = ops_term_queued,
 	.cancel_rx = ops_cancel_rx,
+	.sq_local = ops_sq_local,
 };
 
 /* ---- lifetime ---- */

@@ -52,13 +52,17 @@ enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op)
 	case IWARP_WR_SEND_WITH_INV:
 	case IWARP_WR_SEND_WITH_IMM:
 		break;
+	case IWARP_WR_BIND_MW:
+		return IWARP_WC_BIND_MW;
+	case IWARP_WR_LOCAL_INV:
+		return IWARP_WC_LOCAL_INV;
 	}
 	return IWARP_WC_SEND;
 }
 
 /* Checks send WR |wr| against |qp|'s caps; *total = its payload length. */
 static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
-			 uint64_t *total)
+			 uint64_t *total, enum iwarp_mw_type bind_type)
 {
 	uint64_t sum = 0;
 	int i;
@@ -74,6 +78,21 @@ static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
 	case IWARP_WR_ATOMIC_FETCH_AND_ADD:
 	case IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP:
 	case IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		break;
+	case IWARP_WR_BIND_MW:
+	case IWARP_WR_LOCAL_INV:
+		/* memory operations (verbs/mw.c): no payload */
+		if (wr->send_flags & ~(unsigned int)(IWARP_SEND_SIGNALED |
+						     IWARP_SEND_FENCE))
+			return -EINVAL;
+		if (wr->opcode == IWARP_WR_BIND_MW) {
+			int rc = mw_bind_wr_check(qp, &wr->bind_mw.bind_info,
+						  wr->bind_mw.mw,
+						  wr->bind_mw.rkey,
+						  bind_type);
+			if (rc)
+				return rc;
+		}
 		break;
 	default:
 		return -EINVAL;
@@ -134,9 +153,16 @@ static void send_wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
 	}
 	w->num_sge = (uint32_t)wr->num_sge;
 	w->total_len = total;
-	for (i = 0; i < wr->num_sge; i++)
+	for (i = 0; i < wr->num_sge && (uint32_t)i < RDMAP_MAX_SGE; i++)
 		w->sge[i] = wr->sg_list[i];
 	w->is_inline = (wr->send_flags & IWARP_SEND_INLINE) != 0;
+	if (wr->opcode == IWARP_WR_BIND_MW ||
+	    wr->opcode == IWARP_WR_LOCAL_INV) {
+		w->num_sge = 0; /* no payload; sg_list is ignored */
+		w->total_len = 0;
+		mw_bind_wqe_fill(w, wr);
+		return;
+	}
 	if (!w->is_inline)
 		return;
 	for (i = 0; i < wr->num_sge; i++) {
@@ -179,6 +205,13 @@ IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
 				 struct iwarp_send_wr *wr,
 				 struct iwarp_send_wr **bad_wr)
 {
+	/* a bind WR posted by the consumer binds a type 2 window */
+	return qp_post_send(pub, wr, bad_wr, IWARP_MW_TYPE_2);
+}
+
+int qp_post_send(struct iwarp_qp *pub, struct iwarp_send_wr *wr,
+		 struct iwarp_send_wr **bad_wr, enum iwarp_mw_type bind_type)
+{
 	struct iw_qp *qp;
 	uint64_t total;
 	bool flush, posted = false;
@@ -193,7 +226,7 @@ IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
 	    pub->state != IWARP_QPS_SQD)
 		err = -EINVAL;
 	for (; wr && !err; wr = wr->next) {
-		err = send_wr_check(qp, wr, &total);
+		err = send_wr_check(qp, wr, &total, bind_type);
 		if (err)
 			break;
 		if (!flush && wr->opcode == IWARP_WR_RDMA_READ &&

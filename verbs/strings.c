@@ -34,6 +34,8 @@ IWARP_EXPORT const char *iwarp_wc_status_str(enum iwarp_wc_status status)
 		return "fatal error";
 	case IWARP_WC_GENERAL_ERR:
 		return "general error";
+	case IWARP_WC_MW_BIND_ERR:
+		return "memory bind operation error";
 	}
 	return "unknown";
 }

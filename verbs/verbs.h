@@ -165,24 +165,99 @@ int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
 		   const struct iwarp_pd *pd, int access);
 
 /*
- * mr_check_remote, and on success takes a reference on the region: until
- * mr_put(ctx, stag), iwarp_dereg_mr of it does not return (it revokes the
- * region from the engine and waits, verbs/mr.c). Engine thread.
+ * mr_check_remote, and on success takes a reference on the region and
+ * sets *ref to the region's STag: until mr_put(ctx, *ref), iwarp_dereg_mr
+ * of it does not return (it revokes the region from the engine and waits,
+ * verbs/mr.c). For a memory window the reference is on the region it is
+ * bound to (*ref is that region's STag). Engine thread.
  */
 int mr_get(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
-	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst);
+	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst,
+	   uint32_t *ref);
 
-/* Gives back a reference taken by mr_get. Any thread. */
+/* Gives back a reference taken by mr_get (|stag|: its *ref). Any thread. */
 void mr_put(struct iwarp_context *ctx, uint32_t stag);
 
 /*
  * Invalidates the STag |stag| of PD |pd| for an inbound Send with
- * Invalidate (RFC 5040 §6.2: remote invalidation of an MR). Implemented in
- * verbs/mr.c. Returns 0, IWARP_ERR_RDMAP_INVALIDATE (cannot be invalidated)
- * or IWARP_ERR_RDMAP_STAG / IWARP_ERR_RDMAP_STAG_STREAM.
+ * Invalidate (RFC 5040 §5.3, §6.4). Only a bound type 2 memory window may
+ * be invalidated remotely. Returns 0, IWARP_ERR_RDMAP_INVALIDATE_OP (a
+ * region, a type 1 window, an unknown or unbound STag: left as it was) or
+ * IWARP_ERR_RDMAP_INVALIDATE (an STag of another PD). Engine thread.
  */
 int mr_invalidate(struct iwarp_context *ctx, uint32_t stag,
 		  const struct iwarp_pd *pd);
+
+/*
+ * Local invalidation (IWARP_WR_LOCAL_INV): a region of |pd| stops granting
+ * any access until deregistered; a type 2 window is unbound. Returns 0,
+ * -EINVAL (unknown/stale/unbound STag, or a type 1 window) or -EPERM
+ * (another PD). Any thread.
+ */
+int mr_local_invalidate(struct iwarp_context *ctx, uint32_t stag,
+			const struct iwarp_pd *pd);
+
+/* ---- memory windows (verbs/mw.c; their STags live in the MR table) ---- */
+struct iw_qp;
+
+struct iw_mw {
+	struct iwarp_mw pub;
+};
+
+/* A bind as the table sees it. */
+struct mw_bind_req {
+	uint32_t mw_stag;  /* the window's STag when the bind was posted */
+	uint32_t new_stag; /* its STag after the bind (same index) */
+	uint32_t mr_lkey;  /* the region */
+	uint64_t addr, length; /* length 0: unbind */
+	int access;        /* IWARP_ACCESS_REMOTE_WRITE / _REMOTE_READ */
+};
+
+/* Takes a table entry for a window of |type| (unbound). 0 or -ENOMEM. */
+int mr_mw_alloc(struct iwarp_context *ctx, const struct iwarp_pd *pd,
+		int type, uint32_t *stag);
+
+/* Unbinds and frees window entry |stag|. Any thread. */
+void mr_mw_free(struct iwarp_context *ctx, uint32_t stag);
+
+/*
+ * Binds window entry b->mw_stag of |pd| to b->mr_lkey (RFC 5040 §2.1,
+ * ibverbs rules): returns 0, -EINVAL (unknown window/region, other PD,
+ * index changed, or the key unchanged), -EBUSY (a type 2 window still
+ * bound), -EACCES (region without IWARP_ACCESS_MW_BIND, or remote write
+ * asked of a region without local write), -EFAULT (outside the region).
+ * A rebind replaces the old binding and key. Any thread.
+ */
+int mr_mw_bind(struct iwarp_context *ctx, const struct iwarp_pd *pd,
+	       const struct mw_bind_req *b);
+
+/*
+ * Post-time checks of a bind WR on |qp| (verbs/mw.c): |mw| of |type| and
+ * of the QP's PD, |rkey| with the window's index, rights only
+ * REMOTE_READ/REMOTE_WRITE, the region of the same PD allowing binds and
+ * (remote write) local write, the range inside it. 0 or -EINVAL / -EACCES.
+ */
+int mw_bind_wr_check(const struct iw_qp *qp,
+		     const struct iwarp_mw_bind_info *bi,
+		     const struct iwarp_mw *mw, uint32_t rkey,
+		     enum iwarp_mw_type type);
+
+/* iwarp_post_send, whose IWARP_WR_BIND_MW WRs bind windows of
+ * |bind_type| (iwarp_bind_mw posts type 1 binds through it). */
+int qp_post_send(struct iwarp_qp *qp, struct iwarp_send_wr *wr,
+		 struct iwarp_send_wr **bad_wr, enum iwarp_mw_type bind_type);
+
+/* Copies a bind WR's window, new STag and binding into WQE |w|. */
+void mw_bind_wqe_fill(struct rdmap_wqe *w, const struct iwarp_send_wr *wr);
+
+/*
+ * Runs local WQE |w| (IWARP_WR_BIND_MW, IWARP_WR_LOCAL_INV) for a QP of
+ * |pd| when the send queue reaches it (the engine's ops->sq_local).
+ * Returns IWARP_WC_SUCCESS or IWARP_WC_MW_BIND_ERR.
+ */
+enum iwarp_wc_status mw_sq_local(struct iwarp_context *ctx,
+				 const struct iwarp_pd *pd,
+				 const struct rdmap_wqe *w);
 
 /* ---- completion queues ---- */
 struct iw_cq {

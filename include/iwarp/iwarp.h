@@ -80,6 +80,11 @@ enum iwarp_error {
 	/* RFC 7306 (RDMAP extensions) */
 	IWARP_ERR_RDMAP_ATOMIC_ALIGN = -1071, /* Atomic Request TO not 8-octet aligned */
 	IWARP_ERR_RDMAP_ATOMIC_OP = -1072,    /* unsupported Atomic Operation Code */
+	/* Send with Invalidate naming an STag that may not be invalidated
+	 * remotely (an MR, a type 1 window, an unknown STag): RDMAP remote
+	 * operation error 0x09 (IWARP_ERR_RDMAP_INVALIDATE is the remote
+	 * protection variant, for an STag of another PD). */
+	IWARP_ERR_RDMAP_INVALIDATE_OP = -1073,
 };
 
 /* Text for a negative return value of this library (-errno or enum iwarp_error). */
@@ -315,6 +320,7 @@ enum iwarp_access_flags {
 	IWARP_ACCESS_REMOTE_WRITE = 2,
 	IWARP_ACCESS_REMOTE_READ = 4,
 	IWARP_ACCESS_REMOTE_ATOMIC = 8, /* RFC 7306 Atomic Requests */
+	IWARP_ACCESS_MW_BIND = 16, /* memory windows may be bound to the MR */
 };
 
 /* lkey == rkey == STag: 24-bit index << 8 | 8-bit key (new key on every registration). */
@@ -330,6 +336,40 @@ struct iwarp_mr {
 
 IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr, size_t length, int access);
 IWARP_EXPORT int iwarp_dereg_mr(struct iwarp_mr *mr);
+
+/* ---- memory windows (RFC 5040 §2.1 / RFC 5042 §5: STags of a window
+ * onto part of an MR; as ibv_mw). See iwarp_alloc_mw.3 ---- */
+enum iwarp_mw_type {
+	IWARP_MW_TYPE_1 = 1, /* bound by iwarp_bind_mw; never remotely invalidated */
+	IWARP_MW_TYPE_2 = 2, /* bound by an IWARP_WR_BIND_MW WR; Send with Invalidate */
+};
+
+struct iwarp_mw {
+	struct iwarp_context *context;
+	struct iwarp_pd *pd;
+	uint32_t rkey; /* STag: 24-bit index << 8 | 8-bit key */
+	uint32_t handle;
+	enum iwarp_mw_type type;
+};
+
+/* What a bind covers: [addr, addr + length) of |mr| with remote rights
+ * |mw_access_flags| (IWARP_ACCESS_REMOTE_WRITE / _REMOTE_READ). */
+struct iwarp_mw_bind_info {
+	struct iwarp_mr *mr;
+	uint64_t addr;
+	uint64_t length; /* 0: unbind */
+	unsigned int mw_access_flags;
+};
+
+/* A type 1 bind (iwarp_bind_mw). */
+struct iwarp_mw_bind {
+	uint64_t wr_id;
+	unsigned int send_flags; /* IWARP_SEND_SIGNALED, IWARP_SEND_FENCE */
+	struct iwarp_mw_bind_info bind_info;
+};
+
+IWARP_EXPORT struct iwarp_mw *iwarp_alloc_mw(struct iwarp_pd *pd, enum iwarp_mw_type type);
+IWARP_EXPORT int iwarp_dealloc_mw(struct iwarp_mw *mw);
 
 /* ---- completion queues and channels ---- */
 struct iwarp_comp_channel {
@@ -360,6 +400,7 @@ enum iwarp_wc_status {
 	IWARP_WC_RNR_RETRY_EXC_ERR = 13,
 	IWARP_WC_FATAL_ERR = 19,
 	IWARP_WC_GENERAL_ERR = 21,
+	IWARP_WC_MW_BIND_ERR = 6, /* a bind or local invalidate failed */
 };
 
 IWARP_EXPORT const char *iwarp_wc_status_str(enum iwarp_wc_status status);
@@ -375,6 +416,8 @@ enum iwarp_wc_opcode {
 	IWARP_WC_MASKED_FETCH_ADD = 10,
 	IWARP_WC_RECV = 128,
 	IWARP_WC_RECV_RDMA_WITH_IMM = 129, /* RFC 7306 */
+	IWARP_WC_BIND_MW = 5,
+	IWARP_WC_LOCAL_INV = 6,
 };
 
 enum iwarp_wc_flags {
@@ -528,6 +571,8 @@ enum iwarp_wr_opcode {
 	IWARP_WR_ATOMIC_FETCH_AND_ADD = 6,
 	IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP = 12,
 	IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD = 13,
+	IWARP_WR_LOCAL_INV = 7, /* invalidate_rkey: an MR or a type 2 window */
+	IWARP_WR_BIND_MW = 8,   /* bind_mw: a type 2 window */
 };
 
 enum iwarp_send_flags {
@@ -564,6 +609,11 @@ struct iwarp_send_wr {
 			uint64_t swap_mask;	   /* MASKED_* only */
 		} atomic;
 	} wr;
+	struct {
+		struct iwarp_mw *mw;
+		uint32_t rkey; /* the window's new STag (same index, new key) */
+		struct iwarp_mw_bind_info bind_info;
+	} bind_mw; /* IWARP_WR_BIND_MW */
 };
 
 IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd, struct iwarp_qp_init_attr *attr);
@@ -577,6 +627,15 @@ IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *qp, struct iwarp_send_wr *wr,
 				 struct iwarp_send_wr **bad_wr);
 IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *qp, struct iwarp_recv_wr *wr,
 				 struct iwarp_recv_wr **bad_wr);
+/* Binds type 1 window |mw| through |qp|'s send queue (a WR completing with
+ * IWARP_WC_BIND_MW); on success mw->rkey is the window's new STag. */
+IWARP_EXPORT int iwarp_bind_mw(struct iwarp_qp *qp, struct iwarp_mw *mw,
+			       const struct iwarp_mw_bind *mw_bind);
+/* The next key of an STag (as ibv_inc_rkey): a type 2 bind's new rkey. */
+static inline uint32_t iwarp_inc_rkey(uint32_t rkey)
+{
+	return (rkey & 0xffffff00u) | ((rkey + 1) & 0xffu);
+}
 
 /* ---- asynchronous events ---- */
 enum iwarp_event_type {

@@ -97,6 +97,7 @@ R_P_ACCESS = (0, 1, 0x02)
 R_P_ASSOC = (0, 1, 0x03)
 R_P_WRAP = (0, 1, 0x04)
 R_P_INV = (0, 1, 0x09)
+R_O_INV = (0, 2, 0x09)  # STag may not be invalidated remotely
 R_O_VER = (0, 2, 0x05)
 R_O_OPCODE = (0, 2, 0x06)
 R_O_CAT = (0, 2, 0x07)
@@ -104,6 +105,7 @@ R_O_UNSPEC = (0, 2, 0xFF)
 
 WC_SUCCESS, WC_LOC_LEN_ERR = 0, 1
 WC_RECV, WC_RDMA_READ = 128, 2
+WC_BIND_MW = 5
 
 
 def mpa_frame(key=KEY_REQ, flags=F_C | F_E, rev=2, ird=4, ord_=4, a=False,
@@ -1031,12 +1033,20 @@ def _(srv):
     _write(srv, "rw", D_T_WRAP, to=lambda a: 0xFFFFFFFFFFFFFFF8)
 
 
+def inv_ready(p):
+    # the server binds its window over "inv" once ESTABLISHED
+    e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_BIND_MW)
+    check(e and e["status"] == 0, "window bind: %s" % e)
+
+
 @case("write_after_remote_invalidate")
 def _(srv):
-    # Send with Invalidate of "inv" (RFC 5040 section 6.4), then a Write to it
+    # Send with Invalidate of the window "inv" (RFC 5040 section 6.4), then
+    # a Write through it
     cache = {}
 
     def ulpdus(p):
+        inv_ready(p)
         s, a, _ = p.adv["inv"]
         cache["w"] = ddp_tagged(OP_WRITE, s, a, b"w" * 16)
         return [ddp_untagged(OP_SEND_INV, 0, p.next_msn(0), 0, b"inv", rsvdulp=s),
@@ -1196,17 +1206,18 @@ def _(srv):
 
 # ---- Send with Invalidate (RFC 5040 section 6.4, section 7: 0x09) ----
 
-def _inv(srv, stag_of, twice=False):
+def _inv(srv, stag_of, twice=False, cause=R_O_INV):
     cache = {}
 
     def ulpdus(p):
+        inv_ready(p)
         s = stag_of(p)
         out = []
         if twice:
             out.append(ddp_untagged(OP_SEND_INV, 0, p.next_msn(0), 0, b"i1", rsvdulp=s))
         cache["u"] = ddp_untagged(OP_SEND_INV, 0, p.next_msn(0), 0, b"i2", rsvdulp=s)
         return out + [cache["u"]]
-    _term_case(srv, ulpdus, R_P_INV, attached=lambda p: cache["u"])
+    _term_case(srv, ulpdus, cause, attached=lambda p: cache["u"])
 
 
 @case("send_inv_invalid_stag")
@@ -1216,7 +1227,14 @@ def _(srv):
 
 @case("send_inv_stag_other_pd")
 def _(srv):
-    _inv(srv, lambda p: p.adv["other"][0])
+    _inv(srv, lambda p: p.adv["other"][0], cause=R_P_INV)
+
+
+@case("send_inv_region")
+def _(srv):
+    # only type 2 windows may be invalidated remotely: a region is refused
+    # (RFC 5040 section 7, remote operation error 0x09)
+    _inv(srv, lambda p: p.adv["rw"][0])
 
 
 @case("send_inv_already_invalidated")
@@ -1228,6 +1246,8 @@ def _(srv):
 
 def _rreq(srv, src, cause, size=64, off=0, to=None, stag=None, rreq_hdr=True):
     def build(p):
+        if src == "inv":
+            inv_ready(p)  # the window is bound once ESTABLISHED
         s, a, _ = p.adv[src]
         return p.rreq(0x4242, 0, size, s if stag is None else stag(s),
                       a + off if to is None else to(a))
@@ -1457,6 +1477,7 @@ def _(srv):
     p = Peer(srv)
     try:
         p.connect_mpa()
+        inv_ready(p)
         s = p.adv["inv"][0]
         p.send_fpdu(ddp_untagged(OP_SEND_INV, 0, p.next_msn(0), 0, b"inv-ok", rsvdulp=s))
         e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RECV)
@@ -1473,7 +1494,7 @@ def _(srv):
     def ulpdus(p):
         cache["u"] = ddp_untagged(6, 0, 1, 0, b"se-inv", rsvdulp=0x00DEAD00)
         return [cache["u"]]
-    _term_case(srv, ulpdus, R_P_INV, attached=lambda p: cache["u"])
+    _term_case(srv, ulpdus, R_O_INV, attached=lambda p: cache["u"])
 
 
 @case("rreq_too_long")

@@ -6,8 +6,11 @@
  * after the other or at once. Each connection gets its own resources:
  *   PD A: "rw"    4096 octets LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ
  *         "ro"    4096 octets REMOTE_READ only (filled with i & 0xff)
- *         "inv"   4096 octets LOCAL_WRITE | REMOTE_WRITE, no remote read
- *                 (the target of Send with Invalidate tests)
+ *         "inv"   4096 octets LOCAL_WRITE | REMOTE_WRITE | MW_BIND; the
+ *                 Reply advertises a type 2 memory window over all of it
+ *                 (remote write), bound once ESTABLISHED: its completion
+ *                 (wc, opcode 5 = IWARP_WC_BIND_MW) says the window is
+ *                 ready (the target of Send with Invalidate tests)
  *         "recv"  nrecv receive buffers of recvsize octets (LOCAL_WRITE)
  *   PD B: "other" 4096 octets LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ,
  *         registered in a second PD (STag not associated with the stream)
@@ -57,6 +60,7 @@
 #define MAX_RECV   16u
 #define SINK_OFF   2048u
 #define WR_READ	   1000u
+#define WR_BIND	   1001u /* the bind of the window over "inv" */
 #define ACC_RW	   (IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ)
 
 struct conn {
@@ -67,6 +71,8 @@ struct conn {
 	struct iwarp_cq *cq;
 	struct iwarp_mr *rw, *ro, *inv, *other, *recv;
 	uint8_t *rw_buf, *ro_buf, *inv_buf, *other_buf, *recv_buf;
+	struct iwarp_mw *mw;   /* type 2 window over "inv" (advertised) */
+	uint32_t mw_rkey;      /* its STag once bound */
 	uint32_t nrecv, recvsize;
 	int ird, ord;
 	int qp_made;
@@ -150,6 +156,8 @@ static void conn_free(struct conn *c)
 		}
 	if (c->qp_made)
 		iwarp_cm_destroy_qp(c->id);
+	if (c->mw)
+		iwarp_dealloc_mw(c->mw);
 	mrs[0] = c->rw;
 	mrs[1] = c->ro;
 	mrs[2] = c->inv;
@@ -236,6 +244,41 @@ static uint8_t *put_mr(uint8_t *p, const struct iwarp_mr *mr)
 	return put32(p, (uint32_t)mr->length);
 }
 
+/* The window over "inv": the STag it gets when bound, inv's range. */
+static uint8_t *put_win(uint8_t *p, const struct conn *c)
+{
+	p = put32(p, c->mw_rkey);
+	p = put64(p, (uint64_t)(uintptr_t)c->inv->addr);
+	return put32(p, (uint32_t)c->inv->length);
+}
+
+static void print_win(char *dst, size_t cap, const struct conn *c)
+{
+	snprintf(dst, cap, "\"inv\":{\"stag\":%u,\"addr\":%llu,\"len\":%zu}",
+		 c->mw_rkey, (unsigned long long)(uintptr_t)c->inv->addr,
+		 c->inv->length);
+}
+
+/* Binds the window over "inv" (once the QP runs): its completion is the
+ * wc event with opcode IWARP_WC_BIND_MW the peer waits for. */
+static void bind_inv(struct conn *c)
+{
+	struct iwarp_send_wr wr, *bad;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = WR_BIND;
+	wr.opcode = IWARP_WR_BIND_MW;
+	wr.send_flags = IWARP_SEND_SIGNALED;
+	wr.bind_mw.mw = c->mw;
+	wr.bind_mw.rkey = c->mw_rkey;
+	wr.bind_mw.bind_info.mr = c->inv;
+	wr.bind_mw.bind_info.addr = (uint64_t)(uintptr_t)c->inv->addr;
+	wr.bind_mw.bind_info.length = c->inv->length;
+	wr.bind_mw.bind_info.mw_access_flags = IWARP_ACCESS_REMOTE_WRITE;
+	if (iwarp_post_send(c->id->qp, &wr, &bad))
+		out("{\"ev\":\"bind_failed\",\"peer\":%u}", c->peer);
+}
+
 static void print_mr(char *dst, size_t cap, const char *name,
 		     const struct iwarp_mr *mr)
 {
@@ -277,7 +320,12 @@ static void on_connect_request(struct iwarp_cm_event *ev)
 	c->rw = reg(c->pd, &c->rw_buf, BUF_LEN, ACC_RW);
 	c->ro = reg(c->pd, &c->ro_buf, BUF_LEN, IWARP_ACCESS_REMOTE_READ);
 	c->inv = reg(c->pd, &c->inv_buf, BUF_LEN,
-		     IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE);
+		     IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
+			     IWARP_ACCESS_MW_BIND);
+	c->mw = iwarp_alloc_mw(c->pd, IWARP_MW_TYPE_2);
+	if (!c->mw)
+		goto fail;
+	c->mw_rkey = iwarp_inc_rkey(c->mw->rkey);
 	c->other = reg(c->pd2, &c->other_buf, BUF_LEN, ACC_RW);
 	c->recv = reg(c->pd, &c->recv_buf,
 		      (size_t)(c->nrecv ? c->nrecv : 1) * c->recvsize,
@@ -313,11 +361,11 @@ static void on_connect_request(struct iwarp_cm_event *ev)
 	*p++ = (uint8_t)c->recvsize;
 	p = put_mr(p, c->rw);
 	p = put_mr(p, c->ro);
-	p = put_mr(p, c->inv);
+	p = put_win(p, c);
 	put_mr(p, c->other);
 	print_mr(m[0], sizeof(m[0]), "rw", c->rw);
 	print_mr(m[1], sizeof(m[1]), "ro", c->ro);
-	print_mr(m[2], sizeof(m[2]), "inv", c->inv);
+	print_win(m[2], sizeof(m[2]), c);
 	print_mr(m[3], sizeof(m[3]), "other", c->other);
 	out("{\"ev\":\"conn\",\"peer\":%u,\"nrecv\":%u,\"recvsize\":%u,"
 	    "\"ird\":%d,\"ord\":%d,%s,%s,%s,%s}",
@@ -475,6 +523,8 @@ static void on_cm(struct iwarp_event_channel *ch)
 		iwarp_cm_ack_event(ev);
 		if (!c)
 			continue;
+		if (type == IWARP_CM_EVENT_ESTABLISHED && c->mw)
+			bind_inv(c);
 		if (type == IWARP_CM_EVENT_DISCONNECTED ||
 		    type == IWARP_CM_EVENT_CONNECT_ERROR ||
 		    type == IWARP_CM_EVENT_REJECTED ||

@@ -326,6 +326,8 @@ void server_wc(struct ping_sess *s, const struct iwarp_wc *wc)
 	case IWARP_WC_MASKED_COMP_SWAP:
 	case IWARP_WC_MASKED_FETCH_ADD:
 	case IWARP_WC_RECV_RDMA_WITH_IMM:
+	case IWARP_WC_BIND_MW:
+	case IWARP_WC_LOCAL_INV:
 	default:
 		sess_fail(s, "unexpected completion opcode %d",
 			  (int)wc->opcode);
