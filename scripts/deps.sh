@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(build-essential autoconf automake libtool pkg-config
       liburing-dev libisal-dev check libsubunit-dev libpcap-dev
-      clang libclang-rt-14-dev tshark iproute2 python3)
+      clang libclang-rt-14-dev tshark iproute2 python3
+      nftables)
 
 missing=()
 for p in "${PKGS[@]}"; do
