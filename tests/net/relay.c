@@ -15,9 +15,12 @@
  *   -z DIR:N:SECS after N octets forwarded in DIR, stop reading DIR for SECS
  *                 seconds (the sender sees a zero window once the buffers
  *                 fill)
- *   -k K          -c and -z apply to the K-th accepted connection only
- *                 (1-based; default: every connection)
- * Events ("cut", "stall", "resume", ...) are printed on stderr with -v.
+ *   -k K          -c and -z apply from the K-th accepted connection on
+ *                 (1-based; default 1: every connection). iwarp_bw opens its
+ *                 control connection first: -k 2 hits the data connections,
+ *                 retries included
+ * Events ("accepted", "cut", "stalled", "closed") are printed on stderr
+ * with -v.
  * Runs until killed. Exit 1 on a setup error.
  */
 #define _GNU_SOURCE
@@ -72,7 +75,7 @@ static struct {
 	int stall_dir;
 	uint64_t stall_n;
 	unsigned int stall_s;
-	int only;		/* 0: all connections */
+	int only;		/* faults from this connection on */
 	int verbose;
 } opt = { "127.0.0.1", "0", NULL, NULL, 0, -1, 0, 0, -1, 0, 0, 0, 0 };
 
@@ -142,7 +145,7 @@ static void conn_close(struct conn *c, int rst)
 
 static int faults_apply(const struct conn *c)
 {
-	return opt.only == 0 || opt.only == c->idx;
+	return c->idx >= opt.only;
 }
 
 static int listen_on(void)
