@@ -19,7 +19,8 @@
 # CRC-32C (checked by the receiver and again by iwarp_decode) and the
 # iwarp_ping runs compare the data.
 #
-# NET_MATRIX_QUICK=1: only the clean MTU 1500 IPv4 condition.
+# NET_MATRIX_QUICK=1: only the clean MTU 1500 IPv4 condition;
+# NET_MATRIX_ONLY=GLOB: only the conditions whose name matches (loss*).
 # Needs root and "ip netns" (else exit 77); nft for loss, dumpcap for the
 # captures (missing: the FPDU checks are skipped, said so).
 set -u
@@ -182,6 +183,10 @@ ping_run() {
 condition() {
 	local cond=$1 mtu=$2 fam=$3 n=$4 t o
 	shift 4
+	case $cond in
+	${NET_MATRIX_ONLY:-*}) ;;
+	*) return ;;
+	esac
 	if ! netns_setup "$mtu"; then
 		fail=$((fail + 1))
 		echo "FAIL: $cond: namespace setup"

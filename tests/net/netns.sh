@@ -13,7 +13,9 @@
 #                              drop PERMILLE/1000 of the TCP segments at
 #                              random (nftables numgen) on input of both
 #                              namespaces (default) or of A (segments toward
-#                              the server) or B (toward the client) only
+#                              the server) or B (toward the client) only;
+#                              GSO is limited to one segment per packet so
+#                              the drops are per TCP segment
 #   netns_rate RATE            tc tbf on both veth ends (e.g. 100mbit, 1gbit)
 #   netns_clear                remove loss and rate conditions
 #   netns_teardown             delete both namespaces now (also on exit)
@@ -121,6 +123,11 @@ netns_loss() {
 		ip netns exec "$ns" nft delete table inet iwloss 2>/dev/null
 	done
 	[ "$pm" -gt 0 ] || return 0
+	# one TCP segment per packet: veth hands whole GSO packets (up to 64
+	# KiB, ~44 segments at MTU 1500) to the peer, so a drop would take a
+	# burst of segments at once and the rate would be per GSO packet
+	ip -n "$NS_A" link set dev "$NS_IF_A" gso_max_segs 1 || return 1
+	ip -n "$NS_B" link set dev "$NS_IF_B" gso_max_segs 1 || return 1
 	case $where in
 	both) set -- "$NS_A" "$NS_B" ;;
 	a) set -- "$NS_A" ;;
