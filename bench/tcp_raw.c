@@ -173,7 +173,8 @@ static int pair_open(const struct opts *o, int *srv, int *cli)
 	} else if (inet_pton(AF_INET6, o->addr, &a.in6.sin6_addr) == 1) {
 		fam = a.in6.sin6_family = AF_INET6;
 	} else {
-		fprintf(stderr, "tcp_raw: --addr %s: not an IP address\n", o->addr);
+		fprintf(stderr, "tcp_raw: --addr %s: not an IP address\n",
+			o->addr);
 		return -EINVAL;
 	}
 	if (o->netns_srv || o->netns_cli) {
@@ -192,9 +193,10 @@ static int pair_open(const struct opts *o, int *srv, int *cli)
 		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		r = sock_tune(lfd, cc);
 	}
-	if (r == 0 && (bind(lfd, &a.sa, fam == AF_INET ? sizeof(a.in) : sizeof(a.in6)) < 0 ||
-		       getsockname(lfd, &a.sa, &alen) < 0 ||
-		       listen(lfd, 1) < 0))
+	if (r == 0 &&
+	    (bind(lfd, &a.sa, fam == AF_INET ? sizeof(a.in) : sizeof(a.in6)) <
+		     0 ||
+	     getsockname(lfd, &a.sa, &alen) < 0 || listen(lfd, 1) < 0))
 		r = -errno;
 	if (r == 0)
 		r = netns_enter(o->netns_cli, home);

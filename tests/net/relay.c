@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #define MAX_CONNS 64
-#define CHUNK 65536
+#define CHUNK	  65536
 #define QUEUE_MAX ((size_t)4 << 20)
 
 struct chunk {
@@ -54,30 +54,30 @@ struct dir {
 	int src, dst;
 	struct chunk *head, *tail;
 	size_t queued;
-	uint64_t fwd;		/* octets written to dst */
-	int eof;		/* src sent FIN */
-	int shut;		/* FIN passed on to dst */
-	uint64_t stall_until;	/* ms; 0: not stalled */
+	uint64_t fwd;	      /* octets written to dst */
+	int eof;	      /* src sent FIN */
+	int shut;	      /* FIN passed on to dst */
+	uint64_t stall_until; /* ms; 0: not stalled */
 	int stalled_once;
 };
 
 struct conn {
 	int used, idx;
-	struct dir d[2];	/* 0: c2s, 1: s2c */
+	struct dir d[2]; /* 0: c2s, 1: s2c */
 };
 
 static struct {
 	const char *laddr, *lport, *thost, *tport;
 	unsigned int delay_ms;
-	int cut_dir;		/* -1: none */
+	int cut_dir; /* -1: none */
 	uint64_t cut_n;
 	int cut_rst;
 	int stall_dir;
 	uint64_t stall_n;
 	unsigned int stall_s;
-	int only;		/* faults from this connection on */
+	int only; /* faults from this connection on */
 	int verbose;
-} opt = { "127.0.0.1", "0", NULL, NULL, 0, -1, 0, 0, -1, 0, 0, 0, 0 };
+} opt = {"127.0.0.1", "0", NULL, NULL, 0, -1, 0, 0, -1, 0, 0, 0, 0};
 
 static struct conn conns[MAX_CONNS];
 
@@ -93,7 +93,8 @@ static uint64_t now_ms(void)
 static void logv(int idx, const char *what, uint64_t n)
 {
 	if (opt.verbose) {
-		fprintf(stderr, "relay: conn %d %s %llu\n", idx, what, (unsigned long long)n);
+		fprintf(stderr, "relay: conn %d %s %llu\n", idx, what,
+			(unsigned long long)n);
 		fflush(stderr);
 	}
 }
@@ -117,7 +118,7 @@ static void nonblock(int fd)
 
 static void sock_close(int fd, int rst)
 {
-	struct linger l = { 1, 0 };
+	struct linger l = {1, 0};
 
 	if (fd < 0)
 		return;
@@ -150,7 +151,9 @@ static int faults_apply(const struct conn *c)
 
 static int listen_on(void)
 {
-	struct addrinfo h = { .ai_flags = AI_PASSIVE, .ai_socktype = SOCK_STREAM }, *ai;
+	struct addrinfo h = {.ai_flags = AI_PASSIVE,
+			     .ai_socktype = SOCK_STREAM},
+			*ai;
 	union {
 		struct sockaddr sa;
 		struct sockaddr_in in;
@@ -165,7 +168,8 @@ static int listen_on(void)
 		return -1;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16) ||
 	    getsockname(fd, &a.sa, &alen)) {
 		perror("relay: listen");
@@ -174,14 +178,14 @@ static int listen_on(void)
 	}
 	freeaddrinfo(ai);
 	printf("port %u\n", ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port
-							  : a.in.sin_port));
+							     : a.in.sin_port));
 	fflush(stdout);
 	return fd;
 }
 
 static int connect_onward(void)
 {
-	struct addrinfo h = { .ai_socktype = SOCK_STREAM }, *ai;
+	struct addrinfo h = {.ai_socktype = SOCK_STREAM}, *ai;
 	int fd, r;
 
 	r = getaddrinfo(opt.thost, opt.tport, &h, &ai);
@@ -319,7 +323,9 @@ static int dir_write(struct conn *c, int i, uint64_t now)
 		free(k);
 	}
 	if (faults_apply(c) && opt.cut_dir == i && d->fwd >= opt.cut_n) {
-		logv(c->idx, opt.cut_rst ? "cut (rst) after octets" : "cut (close) after octets",
+		logv(c->idx,
+		     opt.cut_rst ? "cut (rst) after octets"
+				 : "cut (close) after octets",
 		     d->fwd);
 		return 1;
 	}
@@ -327,7 +333,10 @@ static int dir_write(struct conn *c, int i, uint64_t now)
 	    d->fwd >= opt.stall_n) {
 		d->stalled_once = 1;
 		d->stall_until = now + (uint64_t)opt.stall_s * 1000u;
-		logv(c->idx, i ? "s2c stalled after octets" : "c2s stalled after octets", d->fwd);
+		logv(c->idx,
+		     i ? "s2c stalled after octets"
+		       : "c2s stalled after octets",
+		     d->fwd);
 	}
 	if (d->eof && !d->head && !d->shut) {
 		shutdown(d->dst, SHUT_WR);
@@ -338,8 +347,9 @@ static int dir_write(struct conn *c, int i, uint64_t now)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: relay [-l ADDR] [-p PORT] -t HOST -P PORT [-d MS] [-k K]\n"
-			"             [-c c2s|s2c:N[:rst]] [-z c2s|s2c:N:SECS] [-v]\n");
+	fprintf(stderr,
+		"usage: relay [-l ADDR] [-p PORT] -t HOST -P PORT [-d MS] [-k K]\n"
+		"             [-c c2s|s2c:N[:rst]] [-z c2s|s2c:N:SECS] [-v]\n");
 	exit(1);
 }
 
@@ -352,12 +362,24 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	while ((ch = getopt(argc, argv, "l:p:t:P:d:k:c:z:v")) != -1) {
 		switch (ch) {
-		case 'l': opt.laddr = optarg; break;
-		case 'p': opt.lport = optarg; break;
-		case 't': opt.thost = optarg; break;
-		case 'P': opt.tport = optarg; break;
-		case 'd': opt.delay_ms = (unsigned int)strtoul(optarg, NULL, 10); break;
-		case 'k': opt.only = atoi(optarg); break;
+		case 'l':
+			opt.laddr = optarg;
+			break;
+		case 'p':
+			opt.lport = optarg;
+			break;
+		case 't':
+			opt.thost = optarg;
+			break;
+		case 'P':
+			opt.tport = optarg;
+			break;
+		case 'd':
+			opt.delay_ms = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'k':
+			opt.only = atoi(optarg);
+			break;
 		case 'c':
 			opt.cut_dir = parse_dir(optarg);
 			p = strchr(optarg, ':');
@@ -376,8 +398,11 @@ int main(int argc, char **argv)
 				usage();
 			opt.stall_s = (unsigned int)strtoul(p + 1, NULL, 10);
 			break;
-		case 'v': opt.verbose = 1; break;
-		default: usage();
+		case 'v':
+			opt.verbose = 1;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!opt.thost || !opt.tport)
@@ -395,13 +420,16 @@ int main(int argc, char **argv)
 			for (j = 0; conns[i].used && j < 2; j++) {
 				const struct dir *d = &conns[i].d[j];
 
-				if (d->stall_until > now && d->stall_until < next)
+				if (d->stall_until > now &&
+				    d->stall_until < next)
 					next = d->stall_until;
-				if (d->head && d->head->due_ms > now && d->head->due_ms < next)
+				if (d->head && d->head->due_ms > now &&
+				    d->head->due_ms < next)
 					next = d->head->due_ms;
 			}
 		}
-		/* one pollfd per socket: c->d[0].src (client) and d[1].src (server) */
+		/* one pollfd per socket: c->d[0].src (client) and d[1].src
+		 * (server) */
 		n = 1;
 		for (i = 0; i < MAX_CONNS; i++) {
 			struct conn *c = &conns[i];
@@ -412,7 +440,8 @@ int main(int argc, char **argv)
 				struct dir *in = &c->d[j], *out = &c->d[1 - j];
 				short ev = 0;
 
-				/* socket in->src reads direction j and writes 1-j */
+				/* socket in->src reads direction j and writes
+				 * 1-j */
 				if (read_room(c, j, now))
 					ev |= POLLIN;
 				if (out->head && out->head->due_ms <= now)
@@ -440,7 +469,8 @@ int main(int argc, char **argv)
 				r = dir_write(c, j, now);
 			if (r) {
 				if (r < 0)
-					logv(c->idx, "reset, errno", (uint64_t)errno);
+					logv(c->idx, "reset, errno",
+					     (uint64_t)errno);
 				conn_close(c, r < 0 || opt.cut_rst);
 				continue;
 			}
