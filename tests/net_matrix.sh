@@ -244,6 +244,7 @@ if [ "${NET_MATRIX_QUICK:-0}" != 1 ]; then
 	condition rate-100M-v4 1500 4 50 netns_rate 100mbit
 	condition rate-1G-v6 9000 6 100 netns_rate 1gbit
 	condition relay-20ms-v4 1500 4 50 relay -d 20
+	condition relay-20ms-v6 1500 6 50 relay -d 20
 fi
 
 echo
