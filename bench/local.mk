@@ -23,3 +23,10 @@ dist_noinst_SCRIPTS += bench/bench.sh
 .PHONY: bench
 bench: bench/tcp_raw$(EXEEXT) tools/iwarp_bw$(EXEEXT)
 	top_builddir=$(top_builddir) $(SHELL) $(srcdir)/bench/bench.sh
+
+# `make bench-net` (root): iwarp_bw 64 KiB Write against raw TCP between
+# two network namespaces under link conditions (bench/net_bench.sh).
+dist_noinst_SCRIPTS += bench/net_bench.sh
+.PHONY: bench-net
+bench-net: bench/tcp_raw$(EXEEXT) tools/iwarp_bw$(EXEEXT)
+	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) bash $(srcdir)/bench/net_bench.sh

@@ -8,6 +8,9 @@
  * Both ends run in this process, one thread each, over one TCP connection
  * on 127.0.0.1 with TCP_NODELAY (and TCP_CONGESTION when --cc is given; the
  * congestion control actually in use is read back with getsockopt).
+ * --addr IP listens on another address; --netns-server / --netns-client
+ * NAME create the listener / client socket in the network namespaces
+ * /run/netns/NAME (bench/net_bench.sh: the two ends of a veth pair).
  *
  * bw: single stream. The sender keeps --depth IORING_OP_SENDMSG in flight,
  * each gathering --batch messages of SIZE bytes (one iovec per message, like
@@ -30,12 +33,15 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +74,9 @@ struct opts {
 	int poll_uring;		/* lat: 1 io_uring spin, 0 recv spin */
 	int uring_ipi;		/* lat: ring without COOP_TASKRUN */
 	const char *cc;		/* NULL: the system's default */
+	const char *addr;	/* listener address (IPv4 or IPv6 literal) */
+	const char *netns_srv;	/* namespace of the listener, NULL: ours */
+	const char *netns_cli;	/* namespace of the client socket */
 	int json;
 };
 
@@ -135,35 +144,86 @@ static void sock_cc(int fd, char *buf, size_t len)
 }
 
 /*
- * Connected loopback pair: |*srv| accepted, |*cli| connected, both tuned.
+ * Enters the network namespace /run/netns/|name| (the calling thread only),
+ * or |home| (an open /proc/self/ns/net) when |name| is NULL. 0 or -errno.
+ */
+static int netns_enter(const char *name, int home)
+{
+	char path[256];
+	int fd, r = 0;
+
+	if (!name)
+		return home < 0 || setns(home, CLONE_NEWNET) == 0 ? 0 : -errno;
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (setns(fd, CLONE_NEWNET) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * Connected pair: |*srv| accepted, |*cli| connected, both tuned. The
+ * listener binds o->addr (an IPv4 or IPv6 literal; default 127.0.0.1, port
+ * chosen by the kernel) in network namespace o->netns_srv, the client
+ * socket is made in o->netns_cli (NULL: this process's namespace): sockets
+ * keep the namespace they were created in.
  * Returns 0 or -errno (message printed).
  */
-static int pair_open(const char *cc, int *srv, int *cli)
+static int pair_open(const struct opts *o, int *srv, int *cli)
 {
-	struct sockaddr_in a;
+	const char *cc = o->cc;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} a;
 	socklen_t alen = sizeof(a);
-	int lfd, c = -1, s = -1, one = 1, r;
+	int lfd = -1, c = -1, s = -1, one = 1, r = 0, home = -1, fam;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0)
-		return -errno;
 	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	r = sock_tune(lfd, cc);
-	if (r == 0 && (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-		       getsockname(lfd, (struct sockaddr *)&a, &alen) < 0 ||
-		       listen(lfd, 1) < 0))
-		r = -errno;
+	if (inet_pton(AF_INET, o->addr, &a.in.sin_addr) == 1) {
+		fam = a.in.sin_family = AF_INET;
+	} else if (inet_pton(AF_INET6, o->addr, &a.in6.sin6_addr) == 1) {
+		fam = a.in6.sin6_family = AF_INET6;
+	} else {
+		fprintf(stderr, "tcp_raw: --addr %s: not an IP address\n",
+			o->addr);
+		return -EINVAL;
+	}
+	if (o->netns_srv || o->netns_cli) {
+		home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (home < 0)
+			r = -errno;
+	}
+	if (r == 0)
+		r = netns_enter(o->netns_srv, home);
 	if (r == 0) {
-		c = socket(AF_INET, SOCK_STREAM, 0);
+		lfd = socket(fam, SOCK_STREAM, 0);
+		if (lfd < 0)
+			r = -errno;
+	}
+	if (r == 0) {
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		r = sock_tune(lfd, cc);
+	}
+	if (r == 0 &&
+	    (bind(lfd, &a.sa, fam == AF_INET ? sizeof(a.in) : sizeof(a.in6)) <
+		     0 ||
+	     getsockname(lfd, &a.sa, &alen) < 0 || listen(lfd, 1) < 0))
+		r = -errno;
+	if (r == 0)
+		r = netns_enter(o->netns_cli, home);
+	if (r == 0) {
+		c = socket(fam, SOCK_STREAM, 0);
 		if (c < 0)
 			r = -errno;
 	}
 	if (r == 0)
 		r = sock_tune(c, cc);
-	if (r == 0 && connect(c, (struct sockaddr *)&a, sizeof(a)) < 0)
+	if (r == 0 && connect(c, &a.sa, alen) < 0)
 		r = -errno;
 	if (r == 0) {
 		s = accept(lfd, NULL, NULL);
@@ -172,9 +232,15 @@ static int pair_open(const char *cc, int *srv, int *cli)
 	}
 	if (r == 0)
 		r = sock_tune(s, cc);
-	close(lfd);
+	if (home >= 0) {
+		if (netns_enter(NULL, home) && r == 0)
+			r = -errno;
+		close(home);
+	}
+	if (lfd >= 0)
+		close(lfd);
 	if (r) {
-		fprintf(stderr, "tcp_raw: loopback connection%s%s: %s\n",
+		fprintf(stderr, "tcp_raw: connection to %s%s%s: %s\n", o->addr,
 			cc ? " with congestion control " : "", cc ? cc : "",
 			strerror(-r));
 		if (c >= 0)
@@ -520,7 +586,7 @@ static int run(const struct opts *o)
 	double cpu0, cpu = 0;
 	int r;
 
-	r = pair_open(o->cc, &s.fd, &c.fd);
+	r = pair_open(o, &s.fd, &c.fd);
 	if (r)
 		return 1;
 	sock_cc(s.fd, cc_s, sizeof(cc_s));
@@ -639,7 +705,7 @@ static void usage(FILE *f)
 		"       tcp_raw msgrate [-s 64] [-D SECS]          one record per send(2), Nagle on\n"
 		"       tcp_raw pingpong [-s 8] [-n ITERS]         blocking ping-pong, percentiles, CPU\n"
 		"       tcp_raw connrate -P N                      connect + accept per second\n"
-		"Raw TCP over io_uring on 127.0.0.1, both ends in this process.\n"
+		"Raw TCP over io_uring on 127.0.0.1 (or --addr), both ends in this process.\n"
 		"  -s, --size=N      message size, K/M suffixes (default 65536 bw, 8 lat)\n"
 		"  -D, --duration=S  bw: seconds of sending (default 2)\n"
 		"  -w, --warmup=S    bw: seconds not measured at the start (default 0.25)\n"
@@ -653,6 +719,9 @@ static void usage(FILE *f)
 		"                    recv (spin on recv(MSG_DONTWAIT), send(2))\n"
 		"      --cc=NAME     TCP congestion control (default: the system's)\n"
 		"      --json        one JSON object on stdout\n"
+		"      --addr=IP     listen on IP (IPv4 or IPv6, default 127.0.0.1)\n"
+		"      --netns-server=NAME  listener in network namespace NAME\n"
+		"      --netns-client=NAME  client socket in NAME (needs root)\n"
 		"  -h, --help        this text\n");
 }
 
@@ -717,12 +786,15 @@ int main(int argc, char **argv)
 		{ "poll", required_argument, NULL, 'P' },
 		{ "cc", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "addr", required_argument, NULL, 'A' },
+		{ "netns-server", required_argument, NULL, 'S' },
+		{ "netns-client", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = {
 		.seconds = 2, .warmup = 0.25, .iters = 10000, .lat_warm = 200,
-		.depth = 2, .poll_uring = 1,
+		.depth = 2, .poll_uring = 1, .addr = "127.0.0.1",
 	};
 	unsigned long v;
 	int ch;
@@ -789,6 +861,15 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = 1;
+			break;
+		case 'A':
+			o.addr = optarg;
+			break;
+		case 'S':
+			o.netns_srv = optarg;
+			break;
+		case 'C':
+			o.netns_cli = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
       liburing-dev libisal-dev check libsubunit-dev libpcap-dev
       clang libclang-rt-14-dev tshark iproute2 python3
-      gnuplot-nox)
+      gnuplot-nox nftables)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,25 @@
+# tests/net.mk: tests over real links between network namespaces
+# (tests/net/netns.sh): net_matrix.sh (link conditions) and net_fault.sh
+# (the data connection cut or stalled by tests/net/relay.c). Not part of
+# "make check": they need root, create network namespaces and take about
+# 10 minutes. "make check-net" runs them; they exit 77 (skip) without root
+# or "ip netns".
+EXTRA_PROGRAMS += tests/net/relay
+tests_net_relay_SOURCES = tests/net/relay.c
+CLEANFILES += tests/net/relay$(EXEEXT)
+net_files = tests/net_matrix.sh tests/net_fault.sh tests/net/netns.sh \
+	tests/net/fpdu_fit.py
+dist_noinst_SCRIPTS += $(net_files)
+
+# NET_TESTS: which scripts, e.g. make check-net NET_TESTS=net_fault
+NET_TESTS = net_matrix net_fault
+check-net: tools/iwarp_bw$(EXEEXT) tools/iwarp_ping$(EXEEXT) \
+		tools/iwarp_decode$(EXEEXT) tests/net/relay$(EXEEXT)
+	@rc=0; for t in $(NET_TESTS); do \
+	  r=0; top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) \
+	    timeout 900 bash $(top_srcdir)/tests/$$t.sh || r=$$?; \
+	  if [ $$r = 77 ]; then echo "check-net: $$t SKIPPED (see above)"; \
+	  elif [ $$r != 0 ]; then echo "check-net: $$t FAILED ($$r)"; rc=1; fi; \
+	done; exit $$rc
+
+.PHONY: check-net
