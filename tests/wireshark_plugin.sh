@@ -160,4 +160,16 @@ ts -r "$work/bad.pcap" -q -z expert,error >"$work/bad.x" 2>&1
 grep -q 'Checksum *LIBIWARP *CRC 0x' "$work/bad.x" || { cat "$work/bad.x"; fail "no CRC error reported"; }
 bad=$(ts -r "$work/bad.pcap" -Y 'libiwarp.mpa.crc.good == 0' | wc -l)
 [ "$bad" -eq 1 ] || fail "$bad frames with a bad CRC, want 1"
+# iwarp_decode agrees: the byte-level captures are valid iWARP (RFC 7306
+# included), and the corrupted CRC is an error
+if [ -x "$builddir/tools/iwarp_decode" ]; then
+	"$builddir/tools/iwarp_decode" -q "$work/good.pcap" >"$work/dec.txt" 2>&1 ||
+		{ cat "$work/dec.txt"; fail "iwarp_decode rejects good.pcap"; }
+	grep -q 'Atomic Request 2 (104 B)' "$work/dec.txt" || { cat "$work/dec.txt"; fail "iwarp_decode counts"; }
+	if "$builddir/tools/iwarp_decode" -q "$work/bad.pcap" >"$work/decb.txt" 2>&1; then
+		fail "iwarp_decode accepts bad.pcap"
+	fi
+	grep -q 'error \[crc\]' "$work/decb.txt" || { cat "$work/decb.txt"; fail "iwarp_decode: no CRC error"; }
+	echo "iwarp_decode: good.pcap valid, bad.pcap CRC error"
+fi
 echo "PASS"

@@ -36,7 +36,7 @@ struct dir {
 	uint32_t pos;	     /* stream position since the first FPDU */
 	uint8_t out[200000]; /* wire octets not yet sent */
 	size_t n;
-	uint32_t msn[5];     /* next MSN per untagged QN (RFC 5041 §5.3) */
+	uint32_t msn[5]; /* next MSN per untagged QN (RFC 5041 §5.3) */
 };
 
 static struct dir dirs[2];
@@ -60,7 +60,8 @@ static void put_wire(struct dir *d, const uint8_t *b, size_t n)
 /* One content octet run, with a marker wherever the stream position is a
  * multiple of 512 (RFC 5044 §5). FPDUPTR: octets from the FPDU's first
  * octet (its leading marker included) to the marker. */
-static void put_content(struct dir *d, uint32_t fpdu_pos, const uint8_t *b, size_t n)
+static void put_content(struct dir *d, uint32_t fpdu_pos, const uint8_t *b,
+			size_t n)
 {
 	while (n) {
 		size_t k;
@@ -84,12 +85,13 @@ static void put_content(struct dir *d, uint32_t fpdu_pos, const uint8_t *b, size
 
 /* Frames one ULPDU (RFC 5044 §4.1): length, ULPDU, pad, CRC-32C over all
  * wire octets before the CRC field, markers included (RFC 5044 §6). */
-static void fpdu(struct dir *d, const uint8_t *hdr, size_t hlen, const uint8_t *data,
-		 size_t len, bool bad_crc)
+static void fpdu(struct dir *d, const uint8_t *hdr, size_t hlen,
+		 const uint8_t *data, size_t len, bool bad_crc)
 {
 	static const uint8_t zero[4];
 	uint8_t l[2], crc[4];
-	size_t ulen = hlen + len, pad = (4 - (2 + ulen) % 4) % 4, start = d->n, crc_at;
+	size_t ulen = hlen + len, pad = (4 - (2 + ulen) % 4) % 4, start = d->n,
+	       crc_at;
 	uint32_t fpdu_pos = d->pos, c;
 
 	iw_put_u16be(l, (uint16_t)ulen);
@@ -116,8 +118,8 @@ static void fpdu(struct dir *d, const uint8_t *hdr, size_t hlen, const uint8_t *
 }
 
 /* Untagged DDP + RDMAP header (RFC 5041 §4.3, RFC 5040 §4.2). */
-static size_t untagged(uint8_t *h, bool last, uint8_t opcode, uint32_t ulp, uint32_t qn,
-		       uint32_t msn, uint32_t mo)
+static size_t untagged(uint8_t *h, bool last, uint8_t opcode, uint32_t ulp,
+		       uint32_t qn, uint32_t msn, uint32_t mo)
 {
 	h[0] = (uint8_t)((last ? 0x40 : 0) | 0x01);
 	h[1] = (uint8_t)(0x40 | opcode);
@@ -129,7 +131,8 @@ static size_t untagged(uint8_t *h, bool last, uint8_t opcode, uint32_t ulp, uint
 }
 
 /* Tagged DDP + RDMAP header (RFC 5041 §4.2). */
-static size_t tagged(uint8_t *h, bool last, uint8_t opcode, uint32_t stag, uint64_t to)
+static size_t tagged(uint8_t *h, bool last, uint8_t opcode, uint32_t stag,
+		     uint64_t to)
 {
 	h[0] = (uint8_t)(0x80 | (last ? 0x40 : 0) | 0x01);
 	h[1] = (uint8_t)(0x40 | opcode);
@@ -149,7 +152,8 @@ static void send_untagged(int from, uint8_t opcode, uint32_t qn, uint32_t ulp,
 	do {
 		uint8_t h[18 + 64];
 		size_t k = len - mo > mss ? mss : len - mo;
-		size_t hl = untagged(h, mo + k == len, opcode, ulp, qn, msn, (uint32_t)mo);
+		size_t hl = untagged(h, mo + k == len, opcode, ulp, qn, msn,
+				     (uint32_t)mo);
 
 		fpdu(d, h, hl, data + mo, k, false);
 		mo += k;
@@ -172,8 +176,8 @@ static void send_tagged(int from, uint8_t opcode, uint32_t stag, uint64_t to,
 }
 
 /* Read Request (RFC 5040 §4.4): QN 1, 28 octets of header fields. */
-static void send_read_req(int from, uint32_t sink_stag, uint64_t sink_to, uint32_t size,
-			  uint32_t src_stag, uint64_t src_to)
+static void send_read_req(int from, uint32_t sink_stag, uint64_t sink_to,
+			  uint32_t size, uint32_t src_stag, uint64_t src_to)
 {
 	uint8_t b[28];
 
@@ -202,14 +206,15 @@ static void flush(int from, size_t seg)
 }
 
 /* MPA Request/Reply (RFC 5044 §7.1.1; RFC 6581 §9.1 private data). */
-static void send_rr(int from, bool m, bool c, int rev, bool enhanced, uint16_t irdw,
-		    uint16_t ordw)
+static void send_rr(int from, bool m, bool c, int rev, bool enhanced,
+		    uint16_t irdw, uint16_t ordw)
 {
 	uint8_t b[24];
 	size_t n = 20;
 
 	memcpy(b, from == 0 ? "MPA ID Req Frame" : "MPA ID Rep Frame", 16);
-	b[16] = (uint8_t)((m ? 0x80 : 0) | (c ? 0x40 : 0) | (enhanced ? 0x10 : 0));
+	b[16] = (uint8_t)((m ? 0x80 : 0) | (c ? 0x40 : 0) |
+			  (enhanced ? 0x10 : 0));
 	b[17] = (uint8_t)rev;
 	iw_put_u16be(b + 18, enhanced ? 4 : 0);
 	if (enhanced) {
@@ -244,21 +249,25 @@ static void conn_markers(struct pcapw *w)
 	send_rr(0, true, true, 1, false, 0, 0);
 	send_rr(1, true, true, 1, false, 0, 0);
 	reset_dirs(true, true);
-	/* initiator: Sends of assorted sizes, a multi-FPDU Write, a Read Request */
+	/* initiator: Sends of assorted sizes, a multi-FPDU Write, a Read
+	 * Request */
 	send_untagged(0, 3, 0, 0, payload, 16, 1400);
 	send_untagged(0, 5, 0, 0, payload, 1, 1400);
 	send_tagged(0, 0, 0x4401, 0x1000, payload, 3000, 1000);
 	send_untagged(0, 4, 0, 0x5501, payload, 513, 1400);
 	send_read_req(0, 0x2201, 0x10000, 700, 0x3301, 0x20000);
 	for (i = 0; i < 6; i++)
-		send_untagged(0, 3, 0, 0, payload + i, (size_t)(100 + 97 * i), 1400);
+		send_untagged(0, 3, 0, 0, payload + i, (size_t)(100 + 97 * i),
+			      1400);
 	flush(0, 1000);
-	/* responder: Read Response in two FPDUs, Sends, three FPDUs a segment */
+	/* responder: Read Response in two FPDUs, Sends, three FPDUs a segment
+	 */
 	send_tagged(1, 2, 0x2201, 0x10000, payload, 700, 400);
 	send_untagged(1, 3, 0, 0, payload, 4, 1400);
 	flush(1, 1u << 20);
 	for (i = 0; i < 6; i++)
-		send_untagged(1, 3, 0, 0, payload, (size_t)(200 + 10 * i), 1400);
+		send_untagged(1, 3, 0, 0, payload, (size_t)(200 + 10 * i),
+			      1400);
 	/* a bare Terminate: LLP, MPA, TCP stream lost (RFC 5040 §4.8) */
 	untagged(h, true, 7, 0, 2, 1, 0);
 	{
@@ -288,12 +297,14 @@ static void conn_rfc7306(struct pcapw *w)
 	tagged(h, true, 2, 1, 0);
 	fpdu(&dirs[1], h, 14, NULL, 0, false);
 	flush(1, 1400);
-	/* Immediate Data and Immediate Data with SE: QN 0, 8 octets (RFC 7306 §5.1) */
+	/* Immediate Data and Immediate Data with SE: QN 0, 8 octets (RFC 7306
+	 * §5.1) */
 	iw_put_u64be(imm, 0x1122334455667788ull);
 	send_untagged(0, 8, 0, 0, imm, 8, 1400);
 	iw_put_u64be(imm, 0xcafef00dull);
 	send_untagged(0, 9, 0, 0, imm, 8, 1400);
-	/* Atomic Requests on QN 3 (RFC 7306 §5.2.1): Fetch and Add, Compare and Swap */
+	/* Atomic Requests on QN 3 (RFC 7306 §5.2.1): Fetch and Add, Compare and
+	 * Swap */
 	memset(a, 0, sizeof(a));
 	iw_put_u32be(a, 0);	     /* Fetch and Add */
 	iw_put_u32be(a + 4, 0x77);   /* Request Identifier */
@@ -342,8 +353,10 @@ int main(int argc, char **argv)
 	struct pcapw w;
 	size_t i;
 
-	if (argc != 3 || (strcmp(argv[1], "good") && strcmp(argv[1], "badcrc"))) {
-		fprintf(stderr, "usage: ws_plugin_capture good|badcrc OUT.pcap\n");
+	if (argc != 3 ||
+	    (strcmp(argv[1], "good") && strcmp(argv[1], "badcrc"))) {
+		fprintf(stderr,
+			"usage: ws_plugin_capture good|badcrc OUT.pcap\n");
 		return 2;
 	}
 	for (i = 0; i < sizeof(payload); i++)
