@@ -10,7 +10,8 @@
 # in every case no frame is malformed and no error/warning expert item
 # comes from the plugin, and Wireshark's own iwarp_mpa never decodes a
 # frame the plugin owns (no double decoding);
-#  - a capture with a corrupted CRC gets the plugin's CRC error.
+#  - a capture with a corrupted CRC gets the plugin's CRC error, one with a
+#    wrong marker FPDUPTR a marker error.
 # Skips (77) when tshark is not installed.
 set -euo pipefail
 TSHARK=${TSHARK:-$(command -v tshark || true)}
@@ -160,6 +161,15 @@ ts -r "$work/bad.pcap" -q -z expert,error >"$work/bad.x" 2>&1
 grep -q 'Checksum *LIBIWARP *CRC 0x' "$work/bad.x" || { cat "$work/bad.x"; fail "no CRC error reported"; }
 bad=$(ts -r "$work/bad.pcap" -Y 'libiwarp.mpa.crc.good == 0' | wc -l)
 [ "$bad" -eq 1 ] || fail "$bad frames with a bad CRC, want 1"
+# 5. a wrong FPDUPTR (CRC still good) is a marker error, in each direction
+"$builddir/tests/ws_plugin_capture" badmarker "$work/mk.pcap"
+ts -r "$work/mk.pcap" -q -z expert,warn >"$work/mk.x"
+nbad=$(grep -c 'Malformed *LIBIWARP *FPDUPTR' "$work/mk.x" || true)
+grep -q 'Checksum *LIBIWARP' "$work/mk.x" && fail "bad marker capture: CRC errors"
+[ "$nbad" -eq 2 ] || { cat "$work/mk.x"; fail "$nbad marker errors, want 2"; }
+fr=$(ts -r "$work/mk.pcap" -Y libiwarp.expert.bad_marker | wc -l)
+[ "$fr" -eq 2 ] || fail "$fr frames match libiwarp.expert.bad_marker, want 2"
+
 # iwarp_decode agrees: the byte-level captures are valid iWARP (RFC 7306
 # included), and the corrupted CRC is an error
 if [ -x "$builddir/tools/iwarp_decode" ]; then

@@ -7,6 +7,8 @@
  *
  *   ws_plugin_capture good OUT.pcap     connections 1 and 2 below
  *   ws_plugin_capture badcrc OUT.pcap   one Send whose CRC is wrong
+ *   ws_plugin_capture badmarker OUT.pcap connection 1 with one marker's
+ *                                        FPDUPTR wrong (CRC still good)
  *
  * Connection 1 (tcp.stream 0): MPA rev 1, M=1 and C=1 both ways. The
  *   initiator's FPDUs go out as one byte stream cut into segments of
@@ -42,6 +44,7 @@ struct dir {
 static struct dir dirs[2];
 static struct pcapw_conn pc;
 static uint8_t payload[8192];
+static int bad_marker_at = -1; /* stream position of a marker to corrupt */
 
 static void die(const char *what)
 {
@@ -70,6 +73,9 @@ static void put_content(struct dir *d, uint32_t fpdu_pos, const uint8_t *b,
 			uint8_t mk[4] = {0, 0, 0, 0};
 
 			iw_put_u16be(mk + 2, (uint16_t)(d->pos - fpdu_pos));
+			if ((int)d->pos == bad_marker_at)
+				mk[3] ^= 0x04; /* before the CRC: only the
+						  marker is wrong */
 			put_wire(d, mk, 4);
 			d->pos += 4;
 		}
@@ -354,9 +360,10 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc != 3 ||
-	    (strcmp(argv[1], "good") && strcmp(argv[1], "badcrc"))) {
-		fprintf(stderr,
-			"usage: ws_plugin_capture good|badcrc OUT.pcap\n");
+	    (strcmp(argv[1], "good") && strcmp(argv[1], "badcrc") &&
+	     strcmp(argv[1], "badmarker"))) {
+		fprintf(stderr, "usage: ws_plugin_capture "
+				"good|badcrc|badmarker OUT.pcap\n");
 		return 2;
 	}
 	for (i = 0; i < sizeof(payload); i++)
@@ -366,6 +373,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "good")) {
 		conn_markers(&w);
 		conn_rfc7306(&w);
+	} else if (!strcmp(argv[1], "badmarker")) {
+		bad_marker_at = 1024; /* inside the 3000-octet Write */
+		conn_markers(&w);
 	} else {
 		conn_badcrc(&w);
 	}
