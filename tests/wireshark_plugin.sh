@@ -134,6 +134,7 @@ Malformed LIBIWARP enhanced mode without IRD/ORD (RFC 6581 §9.1) 2
 Malformed LIBIWARP unknown MPA revision 3 1
 Protocol LIBIWARP CRC field not zero although CRC is off (RFC 5044 §4.1) 3
 Protocol LIBIWARP MPA Res bits not zero 2
+Protocol LIBIWARP Terminate control word in siw's nibble-swapped layout (RFC 5040 §4.8 differs) 1
 X
 )
 for cap in "$srcdir"/tests/data/mpa-*.pcap*; do
@@ -142,6 +143,10 @@ for cap in "$srcdir"/tests/data/mpa-*.pcap*; do
 		awk '$3 == "LIBIWARP" {n=$1; $1=""; sub(/^ +/, ""); print $0, n}' |
 		sort >"$work/$name.x"
 	diff -u <(echo "$want_x") "$work/$name.x" || fail "$name: expert items differ"
+	# probe 24: siw answers a bad CRC with its nibble-swapped Terminate
+	term=$(ts -r "$cap" -Y libiwarp.rdmap.term.layer -T fields -e libiwarp.rdmap.term.layer \
+		-e libiwarp.rdmap.term.etype -e libiwarp.rdmap.term.ecode)
+	[ "$term" = "$(printf '2\t0\t0x02')" ] || fail "$name: siw Terminate decoded as '$term'"
 	n=$(ts -r "$cap" -Y 'libiwarp.mpa.rr' 2>/dev/null | wc -l)
 	echo "$name: $n MPA Requests/Replies"
 	[ "$n" -ge 40 ] || fail "$name: only $n MPA frames decoded"

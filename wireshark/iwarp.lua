@@ -243,13 +243,19 @@ local E = {
 	atomic_pair = ProtoExpert.new("libiwarp.expert.atomic_unpaired",
 		"Atomic Response without a matching Atomic Request (RFC 7306 §5.2.2)",
 		expert.group.SEQUENCE, expert.severity.WARN),
+	siw_term = ProtoExpert.new("libiwarp.expert.siw_terminate",
+		"Terminate control word in siw's nibble-swapped layout (RFC 5040 §4.8 differs)",
+		expert.group.PROTOCOL, expert.severity.WARN),
+	term_cause = ProtoExpert.new("libiwarp.expert.term_cause",
+		"Terminate cause the RFCs do not define (RFC 5040 §7)",
+		expert.group.PROTOCOL, expert.severity.WARN),
 	terminate = ProtoExpert.new("libiwarp.expert.terminate",
 		"Terminate", expert.group.RESPONSE_CODE, expert.severity.NOTE),
 }
 p_iwarp.experts = { E.bad_crc, E.crc_nonzero, E.bad_marker, E.bad_rr,
 	E.rr_note, E.reject, E.ddp_version, E.rdmap_version, E.unknown_opcode,
 	E.wrong_qn, E.length, E.reserved, E.msn, E.to, E.atomic_pair,
-	E.terminate }
+	E.siw_term, E.term_cause, E.terminate }
 
 ---------------------------------------------------------------------------
 -- CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), RFC 5044 §6
@@ -529,6 +535,53 @@ local function term_ecode_name(layer, etype, ecode)
 	return "?"
 end
 
+-- Causes RFC 5040 §7.2 / RFC 5041 §7.2 / RFC 5044 §8 and RFC 6581 §9.3 define.
+local rdmap_prot = { [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1,
+	[0x04] = 1, [0x09] = 1, [0xff] = 1 }
+local rdmap_op = { [0x05] = 1, [0x06] = 1, [0x07] = 1, [0x08] = 1, [0xff] = 1 }
+local function term_cause_ok(layer, etype, ecode)
+	if layer == 0 then
+		return (etype == 0 and ecode == 0) or (etype == 1 and rdmap_prot[ecode] ~= nil)
+			or (etype == 2 and rdmap_op[ecode] ~= nil)
+	elseif layer == 1 then
+		return (etype == 0 and ecode == 0) or (etype == 1 and ddp_t_ecodes[ecode] ~= nil)
+			or (etype == 2 and ddp_u_ecodes[ecode] ~= nil)
+	elseif layer == 2 then
+		return etype == 0 and llp_ecodes[ecode] ~= nil
+	end
+	return false
+end
+
+-- The Terminate control word read per the RFC (RFC 5040 §4.8) or in
+-- Linux siw's layout (a little-endian bitfield: layer and etype nibbles
+-- swapped in octet 0, M/D/R in the low bits of octet 2).
+local function term_ctrl(b0, b1, b2, b3, siw)
+	if not siw then
+		return { layer = bit.rshift(b0, 4), etype = bit.band(b0, 15), ecode = b1,
+			m = bit.band(b2, 0x80) ~= 0, d = bit.band(b2, 0x40) ~= 0,
+			r = bit.band(b2, 0x20) ~= 0,
+			rsvd = bit.bor(bit.lshift(bit.band(b2, 0x1f), 8), b3) }
+	end
+	return { layer = bit.band(b0, 15), etype = bit.rshift(b0, 4), ecode = b1,
+		m = bit.band(b2, 1) ~= 0, d = bit.band(b2, 2) ~= 0, r = bit.band(b2, 4) ~= 0,
+		rsvd = bit.bor(bit.band(bit.rshift(b2, 3), 0x1f), bit.lshift(b3, 5)) }
+end
+
+-- Whether the Terminate's length fits its D and R bits.
+local function term_len_ok(t, u, p, n)
+	local need = 4
+	if t.d then
+		if n < p + 4 + 2 + 1 then
+			return false
+		end
+		need = need + 2 + (bit.band(u(p + 6, 1):uint(), 0x80) ~= 0 and 14 or 18)
+	end
+	if t.r then
+		need = need + 28
+	end
+	return n - p == need
+end
+
 local function dissect_ulpdu(u, pinfo, tree, c, dir, pos)
 	local n = u:len()
 	if n < 2 then
@@ -622,24 +675,45 @@ local function dissect_ulpdu(u, pinfo, tree, c, dir, pos)
 		if plen < 4 then
 			rt:add_proto_expert_info(E.length, "Terminate without its control word")
 		else
-			local b0 = u(p, 1):uint()
-			local layer, etype = bit.rshift(b0, 4), bit.band(b0, 0x0f)
-			local ecode = u(p + 1, 1):uint()
-			local hdrct = u(p + 2, 2):uint()
+			local b = { u(p, 1):uint(), u(p + 1, 1):uint(), u(p + 2, 1):uint(),
+				u(p + 3, 1):uint() }
+			local t = term_ctrl(b[1], b[2], b[3], b[4], false)
+			local siw = false
+			if not (term_len_ok(t, u, p, n) and term_cause_ok(t.layer, t.etype, t.ecode)) then
+				local sw = term_ctrl(b[1], b[2], b[3], b[4], true)
+				if term_len_ok(sw, u, p, n) and term_cause_ok(sw.layer, sw.etype, sw.ecode)
+					and sw.rsvd == 0 then
+					t, siw = sw, true
+				end
+			end
+			local layer, etype, ecode = t.layer, t.etype, t.ecode
 			local tt = rt:add(p_rdmap, u(p, plen), "Terminate")
-			tt:add(F.t_layer, u(p, 1))
-			local et = tt:add(F.t_etype, u(p, 1))
-			local names = layer == 0 and rdmap_etypes or (layer == 1 and ddp_etypes or {})
-			if names[etype] then
-				et:append_text(" (" .. names[etype] .. ")")
+			if siw then
+				tt:add(F.t_layer, u(p, 1), layer * 16):append_text(" (siw layout)")
+				tt:add(F.t_etype, u(p, 1), etype)
+				tt:add_proto_expert_info(E.siw_term)
+			else
+				tt:add(F.t_layer, u(p, 1))
+				tt:add(F.t_etype, u(p, 1))
 			end
 			tt:add(F.t_ecode, u(p + 1, 1))
 			local cause = term_ecode_name(layer, etype, ecode)
 			tt:add(F.t_cause, cause):set_generated()
-			tt:add(F.t_m, u(p + 2, 2))
-			tt:add(F.t_d, u(p + 2, 2))
-			tt:add(F.t_r, u(p + 2, 2))
-			tt:add(F.t_rsvd, u(p + 2, 2))
+			if not siw and not term_cause_ok(layer, etype, ecode) then
+				tt:add_proto_expert_info(E.term_cause, string.format(
+					"layer %d etype %d ecode 0x%02x", layer, etype, ecode))
+			end
+			if siw then
+				tt:add(F.t_m, u(p + 2, 2), t.m and 0x8000 or 0)
+				tt:add(F.t_d, u(p + 2, 2), t.d and 0x4000 or 0)
+				tt:add(F.t_r, u(p + 2, 2), t.r and 0x2000 or 0)
+			else
+				tt:add(F.t_m, u(p + 2, 2))
+				tt:add(F.t_d, u(p + 2, 2))
+				tt:add(F.t_r, u(p + 2, 2))
+				tt:add(F.t_rsvd, u(p + 2, 2))
+			end
+			local hdrct = (t.m and 0x8000 or 0) + (t.d and 0x4000 or 0) + (t.r and 0x2000 or 0)
 			tt:add_proto_expert_info(E.terminate, "Terminate: " .. (term_layers[layer] or "?")
 				.. " " .. cause)
 			info = info .. " (" .. cause .. ")"
