@@ -816,6 +816,158 @@ START_TEST(test_garbage_no_crash)
 }
 END_TEST
 
+/* ---- RFC 7306 and Send with Invalidate ---------------------------------- */
+
+/* An untagged ULPDU built byte by byte (RFC 5041 §4.3, RFC 5040 §4.2). */
+static size_t ulp_untagged(uint8_t *out, uint8_t op, uint32_t ulp, uint32_t qn,
+			   uint32_t msn, const uint8_t *data, size_t len)
+{
+	out[0] = 0x40 | 0x01; /* L, DV 1 */
+	out[1] = (uint8_t)(0x40 | op);
+	iw_put_u32be(out + 2, ulp);
+	iw_put_u32be(out + 6, qn);
+	iw_put_u32be(out + 10, msn);
+	iw_put_u32be(out + 14, 0);
+	memcpy(out + 18, data, len);
+	return 18 + len;
+}
+
+/* Atomic Request payload (RFC 7306 §5.2.1). */
+static void atomic_req(uint8_t *a, uint32_t aop, uint32_t id, uint64_t swap,
+		       uint64_t cmp)
+{
+	memset(a, 0, 52);
+	iw_put_u32be(a, aop);
+	iw_put_u32be(a + 4, id);
+	iw_put_u32be(a + 8, 0x6601);
+	iw_put_u64be(a + 12, 0x8000);
+	iw_put_u64be(a + 20, swap);
+	iw_put_u64be(a + 28, ~0ull);
+	iw_put_u64be(a + 36, cmp);
+	iw_put_u64be(a + 44, ~0ull);
+}
+
+/*
+ * Rev 2, CRC on. A: Immediate Data, Immediate Data with SE (QN 0, MSN 1
+ * and 2), a Send (MSN 3), Atomic Requests Fetch and Add id 7 and Compare
+ * and Swap id 8 (QN 3, MSN 1, 2). B: Atomic Responses id 7 and 8 (QN 4).
+ * |bad| breaks one thing: 1 Immediate Data of 4 octets, 2 Immediate Data
+ * on QN 1, 3 a Response to id 9, 4 atomic operation 5.
+ */
+static void build_7306(struct conv *cv, int bad)
+{
+	static const uint8_t irdord[4] = {0, 4, 0, 4};
+	uint8_t u[128], imm[8], a[52], r[12];
+	uint8_t fl = MPA_RR_FLAG_ENHANCED | MPA_RR_FLAG_C;
+	size_t n;
+
+	memset(cv, 0, sizeof(*cv));
+	put_rr(&cv->ab, true, fl, 2, irdord, 4);
+	mark(cv, DEC_AB);
+	put_rr(&cv->ba, false, fl, 2, irdord, 4);
+	mark(cv, DEC_BA);
+	iw_put_u64be(imm, 0x1122334455667788ull);
+	n = ulp_untagged(u, RDMAP_OP_IMM_DATA, 0, bad == 2 ? 1 : 0, 1, imm,
+			 bad == 1 ? 4 : 8);
+	put_fpdu(&cv->ab, u, n, true, false);
+	n = ulp_untagged(u, RDMAP_OP_IMM_DATA_SE, 0, 0, 2, imm, 8);
+	put_fpdu(&cv->ab, u, n, true, false);
+	n = ulp_untagged(u, RDMAP_OP_SEND, 0, 0, 3, imm, 5);
+	put_fpdu(&cv->ab, u, n, true, false);
+	atomic_req(a, bad == 4 ? 5 : 0, 7, 1, 0);
+	n = ulp_untagged(u, RDMAP_OP_ATOMIC_REQUEST, 0, 3, 1, a, 52);
+	put_fpdu(&cv->ab, u, n, true, false);
+	atomic_req(a, 2, 8, 9, 1);
+	n = ulp_untagged(u, RDMAP_OP_ATOMIC_REQUEST, 0, 3, 2, a, 52);
+	put_fpdu(&cv->ab, u, n, true, false);
+	mark(cv, DEC_AB);
+	iw_put_u32be(r, 7);
+	iw_put_u64be(r + 4, 41);
+	n = ulp_untagged(u, RDMAP_OP_ATOMIC_RESPONSE, 0, 4, 1, r, 12);
+	put_fpdu(&cv->ba, u, n, true, false);
+	iw_put_u32be(r, bad == 3 ? 9 : 8);
+	iw_put_u64be(r + 4, 1);
+	n = ulp_untagged(u, RDMAP_OP_ATOMIC_RESPONSE, 0, 4, 2, r, 12);
+	put_fpdu(&cv->ba, u, n, true, false);
+	mark(cv, DEC_BA);
+}
+
+START_TEST(test_rfc7306_valid_all_splits)
+{
+	struct conv cv;
+	struct rec r;
+	size_t cut;
+
+	build_7306(&cv, 0);
+	for (cut = 0; cut < 120; cut++) {
+		run_conv(&r, &cv, cut);
+		ck_assert_msg(r.errors == 0 && r.warnings == 0,
+			      "cut %zu: %u errors, %u warnings: %s", cut,
+			      r.errors, r.warnings, r.nf ? r.text[0] : "");
+		ck_assert_uint_eq(r.fpdus, 7);
+		ck_assert_ptr_nonnull(strstr(
+			r.units_text, "QN 0 MSN 1 MO 0 L RDMAP Immediate "
+				      "Data imm 0x1122334455667788"));
+		ck_assert_ptr_nonnull(strstr(r.units_text, "QN 0 MSN 3"));
+		ck_assert_ptr_nonnull(strstr(r.units_text,
+					     "QN 3 MSN 2 MO 0 L RDMAP Atomic "
+					     "Request Compare and Swap id "
+					     "0x00000008"));
+		ck_assert_ptr_nonnull(strstr(r.units_text,
+					     "QN 4 MSN 1 MO 0 L RDMAP Atomic "
+					     "Response id 0x00000007 orig "
+					     "0x0000000000000029"));
+	}
+}
+END_TEST
+
+START_TEST(test_rfc7306_errors)
+{
+	static const char *const want[] = {"", "rdmap-7306", "ddp-qn",
+					   "atomic-unpaired", "rdmap-7306"};
+	struct conv cv;
+	struct rec r;
+
+	build_7306(&cv, _i);
+	run_conv(&r, &cv, 0);
+	ck_assert_msg(rec_has(&r, want[_i]), "case %d: no %s", _i, want[_i]);
+	if (_i == 3) /* id 8 never answered */
+		ck_assert(rec_has(&r, "unanswered"));
+}
+END_TEST
+
+/* Send with Invalidate names STag 0x5678 of B; A then Writes to it. */
+START_TEST(test_send_invalidate_then_access)
+{
+	static const uint8_t irdord[4] = {0, 4, 0, 4};
+	uint8_t u[128], d[8] = {0};
+	struct conv cv;
+	struct rec r;
+	size_t n;
+
+	memset(&cv, 0, sizeof(cv));
+	put_rr(&cv.ab, true, MPA_RR_FLAG_ENHANCED, 2, irdord, 4);
+	mark(&cv, DEC_AB);
+	put_rr(&cv.ba, false, MPA_RR_FLAG_ENHANCED, 2, irdord, 4);
+	mark(&cv, DEC_BA);
+	n = ulp_untagged(u, RDMAP_OP_SEND_INV, 0x5678, 0, 1, d, 8);
+	put_fpdu(&cv.ab, u, n, false, false);
+	mark(&cv, DEC_AB);
+	/* B writing to an A STag of the same value is fine */
+	n = ulp_tagged(u, RDMAP_OP_WRITE, 0x5678, 0, true, d, 8);
+	put_fpdu(&cv.ba, u, n, false, false);
+	mark(&cv, DEC_BA);
+	run_conv(&r, &cv, 0);
+	ck_assert_uint_eq(r.warnings, 0);
+	n = ulp_tagged(u, RDMAP_OP_WRITE, 0x5678, 0, true, d, 8);
+	put_fpdu(&cv.ab, u, n, false, false);
+	mark(&cv, DEC_AB);
+	run_conv(&r, &cv, 0);
+	ck_assert(rec_has(&r, "stag-invalidated"));
+	ck_assert_uint_eq(r.errors, 0);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -838,6 +990,9 @@ static Suite *decode_suite(void)
 	tcase_add_test(tc, test_gap_and_not_iwarp);
 	tcase_add_test(tc, test_data_before_request);
 	tcase_add_test(tc, test_garbage_no_crash);
+	tcase_add_test(tc, test_rfc7306_valid_all_splits);
+	tcase_add_loop_test(tc, test_rfc7306_errors, 1, 5);
+	tcase_add_test(tc, test_send_invalidate_then_access);
 	suite_add_tcase(s, tc);
 	return s;
 }

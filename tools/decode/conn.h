@@ -43,7 +43,8 @@ struct dec_rreq {
 	uint64_t off; /* stream offset of the request, for messages */
 };
 
-/* Untagged queue state (RFC 5041 §5.3): QN 0, 1, 2. */
+/* Untagged queue state (RFC 5041 §5.3): QN 0, 1, 2, and the RFC 7306 §8
+ * queues 3 (Atomic Requests) and 4 (Atomic Responses). */
 struct dec_uq {
 	uint32_t next_msn; /* MSN the next message must carry (starts at 1) */
 	bool in_msg;	   /* a message has segments without L yet */
@@ -60,7 +61,11 @@ struct dec_tq {
 	uint64_t len; /* octets so far */
 };
 
-#define DEC_NQN 3
+#define DEC_NQN 5
+/* Atomic Requests outstanding per direction that we keep track of. */
+#define DEC_MAX_ATOMIC 64u
+/* STags invalidated by Send with Invalidate remembered per direction. */
+#define DEC_MAX_INV 64u
 
 /* One direction of a connection. */
 struct dec_half {
@@ -94,6 +99,15 @@ struct dec_half {
 	struct dec_rreq *rreq; /* Read Requests this direction sent */
 	size_t rreq_len, rreq_cap;
 	bool rtr_checked; /* RFC 6581 RTR check done */
+	/* RFC 7306 §5.2: Request Identifiers of this direction's Atomic
+	 * Requests not answered yet */
+	uint32_t atomic_id[DEC_MAX_ATOMIC];
+	size_t natomic;
+	bool atomic_overflow;
+	/* STags this direction's Send with Invalidate named (the peer's
+	 * memory, RFC 5040 §4.3): later tagged access the same way is odd */
+	uint32_t inv_stag[DEC_MAX_INV];
+	size_t ninv, inv_next;
 	uint64_t messages[DEC_NOPCODES];
 	uint64_t payload[DEC_NOPCODES];
 	unsigned errors, warnings, reported;

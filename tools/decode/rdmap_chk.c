@@ -3,8 +3,10 @@
  * markers (RFC 5044 §5, §6), the DDP header (RFC 5041 §4), MSN/MO/L per
  * untagged queue (RFC 5041 §5.3), TO continuity of tagged messages
  * (RFC 5041 §5.2), the RDMAP header and opcode (RFC 5040 §4), Read
- * Requests against Read Responses (RFC 5040 §4.4, §5.2, RFC 6581 IRD) and
- * Terminate (RFC 5040 §4.8).
+ * Requests against Read Responses (RFC 5040 §4.4, §5.2, RFC 6581 IRD),
+ * Terminate (RFC 5040 §4.8), the RFC 7306 messages (Immediate Data, Atomic
+ * Request/Response paired by Request Identifier) and tagged access to an
+ * STag that a Send with Invalidate of the same direction named.
  */
 #include "config.h"
 
@@ -18,6 +20,7 @@
 #include "rdmap/rdmap_opcode.h"
 #include "rdmap/rdmap_rreq.h"
 #include "rdmap/rdmap_term.h"
+#include "util/bytes.h"
 #include "util/mem.h"
 
 /* Appends printf output to the unit text. */
@@ -137,6 +140,160 @@ static bool track_tagged(struct dec_conn *c, int dir, uint64_t off,
 	return first;
 }
 
+/*
+ * A tagged access (|what|) to |stag| in direction |dir| after a Send with
+ * Invalidate in that direction named it: the peer invalidated that STag
+ * (RFC 5040 §4.3, §5.3), so the access fails unless it was registered
+ * again in between, which the wire does not show.
+ */
+static void check_invalidated(struct dec_conn *c, int dir, uint64_t off,
+			      uint32_t stag, const char *what)
+{
+	const struct dec_half *h = &c->h[dir];
+	size_t i;
+
+	for (i = 0; i < h->ninv; i++)
+		if (h->inv_stag[i] == stag) {
+			dec_report(c, dir, off, DEC_WARNING, "stag-invalidated",
+				   "%s uses STag 0x%08x, which a Send with "
+				   "Invalidate of this direction invalidated "
+				   "(RFC 5040 §5.3)",
+				   what, stag);
+			return;
+		}
+}
+
+static void note_invalidate(struct dec_conn *c, int dir, uint32_t stag)
+{
+	struct dec_half *h = &c->h[dir];
+	size_t i;
+
+	for (i = 0; i < h->ninv; i++)
+		if (h->inv_stag[i] == stag)
+			return;
+	h->inv_stag[h->inv_next] = stag;
+	h->inv_next = (h->inv_next + 1) % DEC_MAX_INV;
+	if (h->ninv < DEC_MAX_INV)
+		h->ninv++;
+}
+
+/* Expected QN of the RFC 7306 opcodes (RFC 7306 §8). */
+static uint32_t rfc7306_qn(uint8_t opcode)
+{
+	switch (opcode) {
+	case RDMAP_OP_ATOMIC_REQUEST:
+		return 3;
+	case RDMAP_OP_ATOMIC_RESPONSE:
+		return 4;
+	default:
+		return DDP_QN_SEND; /* Immediate Data, RFC 7306 §5.1 */
+	}
+}
+
+static bool is_rfc7306(uint8_t opcode)
+{
+	return opcode >= RDMAP_OP_IMM_DATA &&
+	       opcode <= RDMAP_OP_ATOMIC_RESPONSE;
+}
+
+/*
+ * RFC 7306 §5: Immediate Data (8 octets), Atomic Request (52 octets:
+ * reserved(28) | atomic opcode(4), Request Identifier, Remote STag,
+ * Remote TO, Add/Swap Data, Add/Swap Mask, Compare Data, Compare Mask),
+ * Atomic Response (12 octets: Original Request Identifier, Original
+ * Remote Data Value). Each is one DDP segment.
+ */
+static void rfc7306_msg(struct dec_conn *c, int dir, const struct dec_fpdu *f,
+			const struct ddp_hdr *hd, uint32_t plen,
+			struct dec_unit *u)
+{
+	static const char *const aops[] = {"Fetch and Add", "Swap",
+					   "Compare and Swap"};
+	struct dec_half *h = &c->h[dir];
+	struct dec_half *peer = &c->h[!dir];
+	const uint8_t *p = f->ulpdu + DDP_UNTAGGED_HDR_LEN;
+	uint32_t want = hd->opcode == RDMAP_OP_ATOMIC_REQUEST	 ? 52
+			: hd->opcode == RDMAP_OP_ATOMIC_RESPONSE ? 12
+								 : 8;
+	uint32_t id, w0, aop;
+	size_t i;
+
+	if (hd->tagged)
+		return; /* reported by ddp_rdmap() */
+	if (!hd->last || hd->mo != 0)
+		dec_report(
+			c, dir, f->off, DEC_ERROR, "rdmap-7306",
+			"%s must be one DDP segment: L=1, MO 0 (RFC 7306 §5)",
+			rdmap_opcode_name(hd->opcode));
+	if (plen != want) {
+		dec_report(c, dir, f->off, DEC_ERROR, "rdmap-7306",
+			   "%s carries %u octets, must be %u (RFC 7306 §5)",
+			   rdmap_opcode_name(hd->opcode), plen, want);
+		return;
+	}
+	switch (hd->opcode) {
+	case RDMAP_OP_IMM_DATA:
+	case RDMAP_OP_IMM_DATA_SE:
+		add(u, " imm 0x%016llx", (unsigned long long)iw_get_u64be(p));
+		break;
+	case RDMAP_OP_ATOMIC_REQUEST:
+		w0 = iw_get_u32be(p);
+		aop = w0 & 0x0fu;
+		id = iw_get_u32be(p + 4);
+		add(u, " %s id 0x%08x STag 0x%08x TO 0x%llx",
+		    aop < 3 ? aops[aop] : "reserved atomic op", id,
+		    iw_get_u32be(p + 8),
+		    (unsigned long long)iw_get_u64be(p + 12));
+		if (aop >= 3)
+			dec_report(
+				c, dir, f->off, DEC_ERROR, "rdmap-7306",
+				"Atomic Request: reserved atomic operation %u "
+				"(RFC 7306 §5.2.1)",
+				aop);
+		if (w0 & ~0x0fu)
+			dec_report(c, dir, f->off, DEC_ERROR, "rdmap-reserved",
+				   "Atomic Request: reserved bits 0x%07x set "
+				   "(RFC 7306 §5.2.1)",
+				   w0 >> 4);
+		check_invalidated(c, dir, f->off, iw_get_u32be(p + 8),
+				  "Atomic Request");
+		for (i = 0; i < h->natomic; i++)
+			if (h->atomic_id[i] == id)
+				dec_report(c, dir, f->off, DEC_WARNING,
+					   "atomic-id",
+					   "Atomic Request id 0x%08x reused "
+					   "while still outstanding (RFC 7306 "
+					   "§5.2.1)",
+					   id);
+		if (h->natomic < DEC_MAX_ATOMIC)
+			h->atomic_id[h->natomic++] = id;
+		else
+			h->atomic_overflow = true;
+		break;
+	case RDMAP_OP_ATOMIC_RESPONSE:
+		id = iw_get_u32be(p);
+		add(u, " id 0x%08x orig 0x%016llx", id,
+		    (unsigned long long)iw_get_u64be(p + 4));
+		for (i = 0; i < peer->natomic; i++)
+			if (peer->atomic_id[i] == id)
+				break;
+		if (i < peer->natomic) {
+			memmove(&peer->atomic_id[i], &peer->atomic_id[i + 1],
+				(peer->natomic - i - 1) * sizeof(uint32_t));
+			peer->natomic--;
+		} else if (!peer->atomic_overflow) {
+			dec_report(c, dir, f->off, DEC_ERROR, "atomic-unpaired",
+				   "Atomic Response id 0x%08x answers no "
+				   "outstanding Atomic Request (RFC 7306 "
+				   "§5.2.2)",
+				   id);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
 static void read_request(struct dec_conn *c, int dir, const struct dec_fpdu *f,
 			 struct dec_unit *u)
 {
@@ -164,6 +321,7 @@ static void read_request(struct dec_conn *c, int dir, const struct dec_fpdu *f,
 	add(u, " sink STag 0x%08x TO 0x%llx len %u src STag 0x%08x TO 0x%llx",
 	    rr.sink_stag, (unsigned long long)rr.sink_to, rr.size, rr.src_stag,
 	    (unsigned long long)rr.src_to);
+	check_invalidated(c, dir, f->off, rr.src_stag, "Read Request (source)");
 	if (h->rreq_len == h->rreq_cap) {
 		size_t cap = h->rreq_cap ? h->rreq_cap * 2 : 8;
 
@@ -354,6 +512,25 @@ static bool ddp_rdmap(struct dec_conn *c, int dir, const struct dec_fpdu *f,
 	oi = rdmap_opcode_get(hd->opcode);
 	add(u, " RDMAP %s", rdmap_opcode_name(hd->opcode));
 	rc = rdmap_hdr_check(hd);
+	if (is_rfc7306(hd->opcode) && rc != IWARP_ERR_RDMAP_VERSION) {
+		/* RFC 7306 §5, §8: judged here, whatever the library's
+		 * opcode table says about supporting them */
+		rc = 0;
+		if (hd->tagged)
+			dec_report(c, dir, f->off, DEC_ERROR, "rdmap-opcode",
+				   "%s on the tagged buffer model (RFC 7306 "
+				   "§8: untagged)",
+				   oi->name);
+		else if (hd->qn != rfc7306_qn(hd->opcode))
+			dec_report(c, dir, f->off, DEC_ERROR, "ddp-qn",
+				   "%s on QN %u, must be QN %u (RFC 7306 §8)",
+				   oi->name, hd->qn, rfc7306_qn(hd->opcode));
+	} else if (!hd->tagged && hd->qn >= 3 && rc == 0) {
+		/* QN 3 and 4 only carry RFC 7306 Atomics */
+		dec_report(c, dir, f->off, DEC_ERROR, "ddp-qn",
+			   "%s on QN %u, must be QN %u (RFC 5040 §5.1)",
+			   oi->name, hd->qn, oi->qn);
+	}
 	if (rc == IWARP_ERR_RDMAP_VERSION)
 		dec_report(c, dir, f->off, DEC_ERROR, "rdmap-version",
 			   "RDMAP version %u, must be 1 (RFC 5040 §4.2)",
@@ -431,14 +608,20 @@ void dec_rdmap_fpdu(struct dec_conn *c, int dir, const struct dec_fpdu *f)
 			track_untagged(c, dir, f->off, &hd, plen);
 		switch (hd.opcode) {
 		case RDMAP_OP_WRITE:
-			if (hd.tagged)
+			if (hd.tagged) {
 				track_tagged(c, dir, f->off, &h->tq_write, &hd,
 					     plen, "Write");
+				check_invalidated(c, dir, f->off, hd.stag,
+						  "Write");
+			}
 			add(&u, " len %u", plen);
 			break;
 		case RDMAP_OP_READ_RESPONSE:
-			if (hd.tagged)
+			if (hd.tagged) {
 				read_response(c, dir, f, &hd, plen);
+				check_invalidated(c, dir, f->off, hd.stag,
+						  "Read Response");
+			}
 			add(&u, " len %u", plen);
 			break;
 		case RDMAP_OP_READ_REQUEST:
@@ -448,6 +631,18 @@ void dec_rdmap_fpdu(struct dec_conn *c, int dir, const struct dec_fpdu *f)
 		case RDMAP_OP_TERMINATE:
 			if (!hd.tagged)
 				terminate(c, dir, f, &u);
+			break;
+		case RDMAP_OP_IMM_DATA:
+		case RDMAP_OP_IMM_DATA_SE:
+		case RDMAP_OP_ATOMIC_REQUEST:
+		case RDMAP_OP_ATOMIC_RESPONSE:
+			rfc7306_msg(c, dir, f, &hd, plen, &u);
+			break;
+		case RDMAP_OP_SEND_INV:
+		case RDMAP_OP_SEND_SE_INV:
+			if (!hd.tagged && hd.last)
+				note_invalidate(c, dir, hd.rsvdulp);
+			add(&u, " len %u", plen);
 			break;
 		default:
 			add(&u, " len %u", plen);
@@ -489,4 +684,9 @@ void dec_rdmap_finish(struct dec_conn *c, int dir, bool closed)
 	if (h->rreq_len)
 		dec_report(c, dir, h->rreq[0].off, DEC_WARNING, "unanswered",
 			   "%zu Read Request(s) never answered", h->rreq_len);
+	if (h->natomic)
+		dec_report(c, dir, UINT64_MAX, DEC_WARNING, "unanswered",
+			   "%zu Atomic Request(s) never answered (first id "
+			   "0x%08x)",
+			   h->natomic, h->atomic_id[0]);
 }
