@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(build-essential autoconf automake libtool pkg-config
       liburing-dev libisal-dev check libsubunit-dev libpcap-dev
       clang libclang-rt-14-dev tshark iproute2 python3
-      gnuplot-nox nftables)
+      gnuplot-nox nftables
+      abigail-tools debhelper lintian)  # ABI check; Debian packages (make check-deb)
 
 missing=()
 for p in "${PKGS[@]}"; do
