@@ -83,15 +83,22 @@ START_TEST(test_cq_overflow_fails_qp)
 						      LEN),
 					 0);
 	}
-	for (i = 0; i < NWR; i++)
-		ck_assert_int_eq(
-			st_post_send(k.c->qp, 100 + (uint64_t)i,
-				     recv_side ? IWARP_WR_SEND :
-						 IWARP_WR_RDMA_WRITE,
-				     IWARP_SEND_SIGNALED, bc.mr, bc.p, LEN,
-				     (uintptr_t)(bs.p + i * LEN),
-				     bs.mr->rkey, 0),
-			0);
+	for (i = 0; i < NWR; i++) {
+		int prc = st_post_send(k.c->qp, 100 + (uint64_t)i,
+				       recv_side ? IWARP_WR_SEND :
+						   IWARP_WR_RDMA_WRITE,
+				       IWARP_SEND_SIGNALED, bc.mr, bc.p, LEN,
+				       (uintptr_t)(bs.p + i * LEN),
+				       bs.mr->rkey, 0);
+
+		/* the sender's own small CQ may overflow while it still
+		 * posts: its QP is then in ERR and a post whose flush
+		 * completion has no room is refused (iwarp_post_send(3),
+		 * ENOSPC) */
+		if (prc == -ENOSPC && !recv_side)
+			break;
+		ck_assert_int_eq(prc, 0);
+	}
 
 	/* CQ_ERR for the small CQ, then QP_FATAL for the QP, in that order
 	 * (the QP fails because of the lost completion) */
