@@ -21,7 +21,7 @@
 top_builddir=${top_builddir:-.}
 PING=${IWARP_PING:-$top_builddir/tools/iwarp_ping}
 BW=${IWARP_BW:-$top_builddir/tools/iwarp_bw}
-T=20            # bound of an exit after a signal, seconds
+T=45            # bound of an exit after a signal, seconds (generous: a loaded 2-core CI)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tool_signals.XXXXXX") || exit 99
 pids=""
 cleanup() {
