@@ -75,6 +75,13 @@ IRD_A, IRD_B, ORD_C, ORD_D = 0x8000, 0x4000, 0x8000, 0x4000
 OP_WRITE, OP_RREQ, OP_RRESP, OP_SEND, OP_SEND_INV = 0, 1, 2, 3, 4
 OP_TERM = 7
 QN_SEND, QN_RREQ, QN_TERM = 0, 1, 2
+# RFC 7306: Immediate Data [with SE] on QN 0 (8 octets), Atomic Request
+# on QN 3 (52-octet header), Atomic Response on QN 4 (12 octets); their
+# negotiation is MPA flag 0x01 (docs/rdmap-ext.md)
+OP_IMM, OP_IMM_SE, OP_AREQ, OP_ARESP = 0x8, 0x9, 0xA, 0xB
+QN_AREQ, QN_ARESP = 3, 4
+F_EXT = 0x01
+A_FETCH_ADD, A_SWAP, A_CMP_SWAP = 0, 1, 2
 
 # TERMINATE causes (layer, etype, ecode)
 LLP_LOST = (2, 0, 0x01)
@@ -139,6 +146,15 @@ def rreq_body(sink_stag, sink_to, size, src_stag, src_to):
     return struct.pack(">IQIIQ", sink_stag, sink_to, size, src_stag, src_to)
 
 
+def areq_body(op, req_id, stag, to, add=0, add_mask=0, cmp=0, cmp_mask=0):
+    """An Atomic Request header (RFC 7306 section 5.2.1): Reserved(28) |
+    Atomic Operation Code(4), Request Identifier, Remote STag, Remote
+    Tagged Offset, Add or Swap Data, Add or Swap Mask, Compare Data,
+    Compare Mask (52 octets)."""
+    return struct.pack(">IIIQQQQQ", op, req_id, stag, to, add, add_mask,
+                       cmp, cmp_mask)
+
+
 def term_ulpdu(cause, msn=1, extra=b"", hdrct=0):
     layer, etype, ecode = cause
     ctrl = layer << 28 | etype << 24 | ecode << 16 | hdrct << 13
@@ -180,8 +196,10 @@ def proc_cpu(pid):
 
 
 class Server:
-    def __init__(self, path, args, markers=False, crc=True, nofile=None):
+    def __init__(self, path, args, markers=False, crc=True, nofile=None,
+                 ext=False):
         self.markers = markers  # the server asks for markers toward it
+        self.ext = ext          # --rdmap-ext: RFC 7306 if the peer asks
         self.crc = crc          # the server asks for CRC
         pre = None
         if nofile:
@@ -286,7 +304,7 @@ class Peer:
         self.markers_tx = False  # markers toward the server (its M)
         self.rxpos = 0           # our receive stream position (FPDU mode)
         self.txpos = 0           # our send stream position (FPDU mode)
-        self.msn = {QN_SEND: 1, QN_RREQ: 1, QN_TERM: 1}
+        self.msn = {QN_SEND: 1, QN_RREQ: 1, QN_TERM: 1, QN_AREQ: 1}
         self.adv = None
         self.rbuf = b""
 
@@ -351,9 +369,14 @@ class Peer:
         return r
 
     def connect_mpa(self, flags=F_C | F_E, rev=2, ird=4, ord_=4, a=False,
-                    rtr="", cmd=b"", rtr_send=None):
+                    rtr="", cmd=b"", rtr_send=None, ext=None):
         """Valid MPA exchange; returns the Reply. In P2P mode sends the
-        negotiated RTR (or |rtr_send| if given) first."""
+        negotiated RTR (or |rtr_send| if given) first. |ext| (default:
+        the server's --rdmap-ext): ask for RFC 7306 with flag 0x01."""
+        if ext is None:
+            ext = self.srv.ext
+        if ext:
+            flags |= F_EXT
         self.send(mpa_frame(flags=flags, rev=rev, ird=ird, ord_=ord_, a=a,
                             rtr=rtr, pd=cmd))
         rep = self.read_reply()
@@ -364,6 +387,10 @@ class Peer:
         check(rep["c"] == want_c, "Reply C=%d, want %d" % (rep["c"], want_c))
         check(rep["m"] == self.srv.markers, "Reply M=%d, server markers %d"
               % (rep["m"], self.srv.markers))
+        want_ext = bool(flags & F_EXT) and self.srv.ext
+        check(bool(rep["flags"] & F_EXT) == want_ext,
+              "Reply flag 0x01 (RFC 7306) %d, want %d"
+              % (rep["flags"] & F_EXT, want_ext))
         self.crc = want_c
         self.markers_rx = bool(flags & F_M)
         self.markers_tx = rep["m"]
@@ -373,6 +400,9 @@ class Peer:
         for i, name in enumerate(("rw", "ro", "inv", "other")):
             stag, addr, ln = struct.unpack(">IQI", ulp[4 + 16 * i:20 + 16 * i])
             self.adv[name] = (stag, addr, ln)
+        if self.srv.ext:
+            check(len(ulp) >= 84, "Reply private data without atom: %s" % ulp.hex())
+            self.adv["atom"] = struct.unpack(">IQI", ulp[68:84])
         if a:
             check(rep.get("a"), "Reply does not echo A (RFC 6581 9.2)")
             check(len(rep.get("rtr", "")) == 1, "Reply RTR set %r" % rep.get("rtr"))
@@ -446,6 +476,12 @@ class Peer:
             msn = self.next_msn(QN_RREQ)
         return ddp_untagged(OP_RREQ, QN_RREQ, msn, 0,
                             rreq_body(sink_stag, sink_to, size, src_stag, src_to))
+
+    def areq(self, op, stag, to, req_id=0x5151, msn=None, **kw):
+        if msn is None:
+            msn = self.next_msn(QN_AREQ)
+        return ddp_untagged(OP_AREQ, QN_AREQ, msn, 0,
+                            areq_body(op, req_id, stag, to, **kw))
 
     def send_msg(self, payload, msn=None):
         if msn is None:
@@ -607,7 +643,8 @@ CASES = []
 
 def case(name, after=True, server="A"):
     """Registers a case. Server "A": CRC requested, no markers; server
-    "B": markers requested toward it, CRC not requested."""
+    "B": markers requested toward it, CRC not requested; server "E": like
+    A with --rdmap-ext (RFC 7306 when the peer sets MPA flag 0x01)."""
     def reg(fn):
         CASES.append((name, fn, after, server))
         return fn
@@ -855,10 +892,10 @@ def _(srv):
 # ---- MPA FPDU errors (RFC 5044 sections 4, 6, 8) ----
 
 def _term_case(srv, ulpdus, cause, attached=None, rreq_hdr=False, cmd=b"",
-               raw=None, ord_=4, check_async=True):
+               raw=None, ord_=4, check_async=True, ext=None):
     p = Peer(srv)
     try:
-        p.connect_mpa(cmd=cmd, ord_=ord_)
+        p.connect_mpa(cmd=cmd, ord_=ord_, ext=ext)
         if raw is not None:
             p.send(raw(p))
         else:
@@ -1295,6 +1332,257 @@ def _(srv):
         s, a, _ = p.adv["ro"]
         return b"".join(p.frame(p.rreq(0x4242, 0, 4096, s, a)) for _ in range(8))
     _term_case(srv, None, R_O_CAT, raw=raw, ord_=1)
+
+
+# ---- RFC 7306 extensions (server E, negotiated with MPA flag 0x01) ----
+
+def _atomic(srv, mr, cause, op=A_FETCH_ADD, off=0, to=None, stag=None,
+            ord_=4):
+    def build(p):
+        s, a, _ = p.adv[mr]
+        return p.areq(op, s if stag is None else stag(s),
+                      a + off if to is None else to(a), add=1)
+    _simple(srv, build, cause, ord_=ord_)
+
+
+@case("atomic_unaligned_to", server="E")
+def _(srv):
+    # RFC 7306 section 4.2: the target is 8-octet aligned; the library
+    # reports a misaligned TO as base or bounds (docs/rdmap-ext.md)
+    _atomic(srv, "atom", R_P_BOUNDS, off=4)
+
+
+@case("atomic_no_atomic_access", server="E")
+def _(srv):
+    # "rw" has remote read and write but not remote atomic access
+    _atomic(srv, "rw", R_P_ACCESS)
+
+
+@case("atomic_invalid_stag", server="E")
+def _(srv):
+    _atomic(srv, "atom", R_P_STAG, stag=lambda s: s ^ 0x00FFFF00)
+
+
+@case("atomic_stag_other_pd", server="E")
+def _(srv):
+    _atomic(srv, "other", R_P_ASSOC)
+
+
+@case("atomic_op_3_reserved", server="E")
+def _(srv):
+    _atomic(srv, "atom", R_O_OPCODE, op=3)
+
+
+@case("atomic_op_0xf_reserved", server="E")
+def _(srv):
+    _atomic(srv, "atom", R_O_OPCODE, op=0xF)
+
+
+@case("atomic_beyond_end", server="E")
+def _(srv):
+    _atomic(srv, "atom", R_P_BOUNDS, off=4096)
+
+
+@case("atomic_below_base", server="E")
+def _(srv):
+    _atomic(srv, "atom", R_P_BOUNDS, off=-8)
+
+
+@case("atomic_on_qn_1", server="E")
+def _(srv):
+    # RFC 5041 section 7: an opcode on the wrong untagged queue
+    _simple(srv, lambda p: ddp_untagged(OP_AREQ, QN_RREQ, 1, 0, areq_body(
+        A_FETCH_ADD, 1, p.adv["atom"][0], p.adv["atom"][1], add=1)), D_U_QN)
+
+
+@case("atomic_on_qn_4", server="E")
+def _(srv):
+    _simple(srv, lambda p: ddp_untagged(OP_AREQ, QN_ARESP, 1, 0, areq_body(
+        A_FETCH_ADD, 1, p.adv["atom"][0], p.adv["atom"][1], add=1)), D_U_QN)
+
+
+@case("atomic_truncated_header", server="E")
+def _(srv):
+    # a ULPDU of 18 + 40 octets: shorter than the 52-octet header; no
+    # RFC code, the library reports RDMAP remote operation, unspecified
+    # (as for a truncated Read Request)
+    def build(p):
+        return p.areq(A_FETCH_ADD, p.adv["atom"][0], p.adv["atom"][1])[:18 + 40]
+    _simple(srv, build, R_O_UNSPEC)
+
+
+@case("atomic_too_long", server="E")
+def _(srv):
+    def build(p):
+        return p.areq(A_FETCH_ADD, p.adv["atom"][0], p.adv["atom"][1]) + bytes(8)
+    _simple(srv, build, D_U_LONG)
+
+
+@case("atomic_msn_wrong", server="E")
+def _(srv):
+    def build(p):
+        return p.areq(A_FETCH_ADD, p.adv["atom"][0], p.adv["atom"][1], msn=7)
+    _simple(srv, build, D_U_MSN)
+
+
+@case("atomic_response_unsolicited", server="E")
+def _(srv):
+    # no Atomic Request of the server outstanding (RFC 5040 section 7:
+    # unexpected opcode)
+    _simple(srv, lambda p: ddp_untagged(OP_ARESP, QN_ARESP, 1, 0,
+                                        struct.pack(">IQ", 1, 0)), R_O_OPCODE)
+
+
+@case("atomic_beyond_ird", server="E")
+def _(srv):
+    # ORD 1 in our Request gives the server IRD 1; eight Atomic Requests
+    # in one TCP send exceed it: counted like Read Requests (RFC 6581
+    # section 5), the library's code for that is remote operation 0x07
+    def raw(p):
+        s, a, _ = p.adv["atom"]
+        return b"".join(p.frame(p.areq(A_FETCH_ADD, s, a, add=1, req_id=i))
+                        for i in range(8))
+    _term_case(srv, None, R_O_CAT, raw=raw, ord_=1)
+
+
+@case("imm_no_buffer_posted", server="E")
+def _(srv):
+    # Immediate Data takes a receive WQE like a Send (RFC 5041 section 7)
+    cache = {}
+
+    def ulpdus(p):
+        cache["u"] = ddp_untagged(OP_IMM, QN_SEND, 1, 0, b"i" * 8)
+        return [cache["u"]]
+    _term_case(srv, ulpdus, D_U_NOBUF, attached=lambda p: cache["u"],
+               cmd=b"nrecv=0")
+
+
+@case("imm_short", server="E")
+def _(srv):
+    # 4 octets instead of 8 (RFC 7306 section 5.4): no RFC code; the
+    # library reports RDMAP remote operation, unspecified
+    _simple(srv, lambda p: ddp_untagged(OP_IMM, QN_SEND, 1, 0, b"i" * 4),
+            R_O_UNSPEC)
+
+
+@case("imm_long", server="E")
+def _(srv):
+    _simple(srv, lambda p: ddp_untagged(OP_IMM_SE, QN_SEND, 1, 0, b"i" * 12),
+            D_U_LONG)
+
+
+@case("imm_data_delivered", server="E")
+def _(srv):
+    # the receive completes with WITH_IMM, byte_len 0, nothing placed
+    p = connected(srv)
+    try:
+        p.send_fpdu(ddp_untagged(OP_IMM, QN_SEND, p.next_msn(QN_SEND), 0,
+                                 b"\x12\x34\x56\x78" + bytes(4)))
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] in (WC_RECV, 129))
+        check(e is not None, "no receive completion for Immediate Data")
+        check(e["status"] == WC_SUCCESS and e["opcode"] == WC_RECV and
+              e["byte_len"] == 0 and e["wc_flags"] & 2,
+              "Immediate Data completion %s" % e)
+        p.send_msg(b"after-imm")
+        e = p.ev(lambda e: e["ev"] == "wc" and e["opcode"] == WC_RECV and
+                 e["byte_len"] == 9)
+        check(e and e["data"] == b"after-imm".hex(), "Send after Immediate Data %s" % e)
+        p.sock.shutdown(socket.SHUT_WR)
+        p.expect_eof("orderly close")
+        p.expect_freed()
+    finally:
+        p.close()
+
+
+def _aresp(p, req_id, msn):
+    """The next FPDU must be an Atomic Response (RFC 7306 section 5.2.2);
+    returns the Original Remote Data Value."""
+    u = p.recv_fpdu()
+    check(len(u) == 18 + 12 and u[0] == 0x41 and u[1] == 0x40 | OP_ARESP,
+          "not an Atomic Response: %s" % u[:32].hex())
+    _, qn, m, mo = struct.unpack(">IIII", u[2:18])
+    check((qn, m, mo) == (QN_ARESP, msn, 0),
+          "Atomic Response QN/MSN/MO %d/%d/%d, want %d/%d/0" % (qn, m, mo, QN_ARESP, msn))
+    rid, orig = struct.unpack(">IQ", u[18:30])
+    check(rid == req_id, "Atomic Response for request %#x, want %#x" % (rid, req_id))
+    return orig
+
+
+@case("atomic_fetchadd_cmpswap_ok", server="E")
+def _(srv):
+    # positive control: the target (zeroed, host order) changes as RFC
+    # 7306 section 4.2 says and every response carries the old value
+    ones = 0xFFFFFFFFFFFFFFFF
+    p = connected(srv)
+    try:
+        s, a, _ = p.adv["atom"]
+        p.send_fpdu(p.areq(A_FETCH_ADD, s, a + 8, req_id=0xA1, add=5))
+        check(_aresp(p, 0xA1, 1) == 0, "FetchAdd original value")
+        p.send_fpdu(p.areq(A_FETCH_ADD, s, a + 8, req_id=0xA2, add=0x100))
+        check(_aresp(p, 0xA2, 2) == 5, "second FetchAdd original value")
+        p.send_fpdu(p.areq(A_CMP_SWAP, s, a + 8, req_id=0xA3, add=0x77,
+                           add_mask=ones, cmp=0x105, cmp_mask=ones))
+        check(_aresp(p, 0xA3, 3) == 0x105, "CmpSwap original value")
+        # a compare that fails leaves the target alone
+        p.send_fpdu(p.areq(A_CMP_SWAP, s, a + 8, req_id=0xA4, add=0x99,
+                           add_mask=ones, cmp=0x105, cmp_mask=ones))
+        check(_aresp(p, 0xA4, 4) == 0x77, "failed CmpSwap original value")
+        p.send_fpdu(p.rreq(0x1234, 0x10, 16, s, a))
+        u = p.recv_fpdu()
+        check(u[0] == 0xC1 and u[1] == 0x40 | OP_RRESP,
+              "not a Read Response: %s" % u[:2].hex())
+        got = u[14:30]
+        want = bytes(8) + (0x77).to_bytes(8, sys.byteorder)
+        check(got == want, "target after the atomics %s, want %s"
+              % (got.hex(), want.hex()))
+        p.sock.shutdown(socket.SHUT_WR)
+        p.expect_eof("orderly close")
+        p.expect_freed()
+    finally:
+        p.close()
+
+
+@case("atomic_last_word_ok", server="E")
+def _(srv):
+    # the last 8 octets of the region are a valid target (Swap)
+    p = connected(srv)
+    try:
+        s, a, ln = p.adv["atom"]
+        p.send_fpdu(p.areq(A_SWAP, s, a + ln - 8, req_id=7, add=0x1122,
+                           add_mask=0xFFFFFFFFFFFFFFFF))
+        check(_aresp(p, 7, 1) == 0, "Swap original value")
+        p.sock.shutdown(socket.SHUT_WR)
+        p.expect_eof("orderly close")
+        p.expect_freed()
+    finally:
+        p.close()
+
+
+@case("rdmap_opcode_0xa_reserved")
+def _(srv):
+    # RFC 7306 not negotiated (server without --rdmap-ext): RFC 5040
+    # section 7, unexpected opcode
+    _simple(srv, lambda p: ddp_untagged(OP_AREQ, QN_AREQ, 1, 0, areq_body(
+        A_FETCH_ADD, 1, p.adv["rw"][0], p.adv["rw"][1], add=1)), R_O_OPCODE)
+
+
+@case("rdmap_opcode_0xb_reserved")
+def _(srv):
+    _simple(srv, lambda p: ddp_untagged(OP_ARESP, QN_ARESP, 1, 0,
+                                        struct.pack(">IQ", 1, 0)), R_O_OPCODE)
+
+
+@case("atomic_not_negotiated", server="E")
+def _(srv):
+    # the server would, but we do not set flag 0x01: plain RFC 5040
+    _simple(srv, lambda p: ddp_untagged(OP_AREQ, QN_AREQ, 1, 0, areq_body(
+        A_FETCH_ADD, 1, 0, 0, add=1)), R_O_OPCODE, ext=False)
+
+
+@case("imm_not_negotiated", server="E")
+def _(srv):
+    _simple(srv, lambda p: ddp_untagged(OP_IMM, QN_SEND, 1, 0, b"i" * 8),
+            R_O_OPCODE, ext=False)
 
 
 # ---- Terminate ----
@@ -2088,10 +2376,11 @@ def main():
         srv_b = Server(a.server, timers + ["--markers", "--crc", "off"],
                        markers=True, crc=False)
         srv_c = Server(a.server, timers, nofile=64)
+        srv_e = Server(a.server, timers + ["--rdmap-ext"], ext=True)
     except RuntimeError as e:
         print("SKIP: %s" % e)
         return 77
-    servers = {"A": srv, "B": srv_b, "C": srv_c}
+    servers = {"A": srv, "B": srv_b, "C": srv_c, "E": srv_e}
     cases = CASES
     if a.only:
         want = set(a.only.split(","))

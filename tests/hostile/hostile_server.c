@@ -12,6 +12,9 @@
  *                 (wc, opcode 5 = IWARP_WC_BIND_MW) says the window is
  *                 ready (the target of Send with Invalidate tests)
  *         "recv"  nrecv receive buffers of recvsize octets (LOCAL_WRITE)
+ *         "atom"  4096 octets LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ |
+ *                 REMOTE_ATOMIC, 8-octet aligned, zeroed (only with
+ *                 --rdmap-ext: the RFC 7306 Atomic Request target)
  *   PD B: "other" 4096 octets LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ,
  *         registered in a second PD (STag not associated with the stream)
  *   a CQ, an RC QP, nrecv receive WRs posted before the accept.
@@ -20,6 +23,7 @@
  * Reply's private data tells the peer where its buffers are (big-endian):
  *   u8 version (1), u8 nrecv, u16 recvsize, then for rw, ro, inv, other:
  *   u32 STag, u64 address, u32 length           (4 + 4 * 16 = 68 octets)
+ * and with --rdmap-ext the same 16 octets for atom (84 octets).
  *
  * A received Send whose payload starts with "READ" followed by u32 STag,
  * u64 TO, u32 length (big-endian) makes the server post an RDMA Read of
@@ -37,7 +41,9 @@
  * where P is the peer's TCP port (the harness matches on it).
  *
  * Options: --crc off|request|require, --markers, --mpa-rev 1|2,
- * --req-timeout MS, --rep-timeout MS, --lifetime S (exit after S seconds,
+ * --req-timeout MS, --rep-timeout MS, --rdmap-ext (attr.rdmap_ext = 1:
+ * RFC 7306 Immediate Data and Atomics when the peer sets MPA flag 0x01;
+ * registers "atom"), --lifetime S (exit after S seconds,
  * default 600). It also ends when its stdin reaches end of file (the
  * harness keeps a pipe open). Exit 3 when io_uring is unavailable.
  */
@@ -69,8 +75,8 @@ struct conn {
 	unsigned int peer;
 	struct iwarp_pd *pd, *pd2;
 	struct iwarp_cq *cq;
-	struct iwarp_mr *rw, *ro, *inv, *other, *recv;
-	uint8_t *rw_buf, *ro_buf, *inv_buf, *other_buf, *recv_buf;
+	struct iwarp_mr *rw, *ro, *inv, *other, *recv, *atom;
+	uint8_t *rw_buf, *ro_buf, *inv_buf, *other_buf, *recv_buf, *atom_buf;
 	struct iwarp_mw *mw;   /* type 2 window over "inv" (advertised) */
 	uint32_t mw_rkey;      /* its STag once bound */
 	uint32_t nrecv, recvsize;
@@ -82,6 +88,7 @@ struct conn {
 static struct conn *conns;
 static struct iwarp_comp_channel *comp;
 static struct iwarp_context *vctx;
+static int rdmap_ext; /* --rdmap-ext: register and advertise "atom" */
 
 static void out(const char *fmt, ...)
 {
@@ -145,8 +152,8 @@ static uint32_t get32(const uint8_t *p)
 static void conn_free(struct conn *c)
 {
 	struct conn **pp;
-	struct iwarp_mr *mrs[5];
-	uint8_t *bufs[5];
+	struct iwarp_mr *mrs[6];
+	uint8_t *bufs[6];
 	size_t i;
 
 	for (pp = &conns; *pp; pp = &(*pp)->next)
@@ -167,8 +174,10 @@ static void conn_free(struct conn *c)
 	bufs[1] = c->ro_buf;
 	bufs[2] = c->inv_buf;
 	bufs[3] = c->other_buf;
+	mrs[5] = c->atom;
 	bufs[4] = c->recv_buf;
-	for (i = 0; i < 5; i++) {
+	bufs[5] = c->atom_buf;
+	for (i = 0; i < 6; i++) {
 		if (mrs[i])
 			iwarp_dereg_mr(mrs[i]);
 		free(bufs[i]);
@@ -290,8 +299,8 @@ static void on_connect_request(struct iwarp_cm_event *ev)
 {
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
-	uint8_t adv[68], *p;
-	char m[4][128];
+	uint8_t adv[84], *p;
+	char m[5][128];
 	struct conn *c;
 	uint32_t i;
 	int rc;
@@ -332,6 +341,13 @@ static void on_connect_request(struct iwarp_cm_event *ev)
 		      IWARP_ACCESS_LOCAL_WRITE);
 	if (!c->rw || !c->ro || !c->inv || !c->other || !c->recv)
 		goto fail;
+	if (rdmap_ext) {
+		/* calloc: aligned for any type, so 8-octet aligned */
+		c->atom = reg(c->pd, &c->atom_buf, BUF_LEN,
+			      ACC_RW | IWARP_ACCESS_REMOTE_ATOMIC);
+		if (!c->atom)
+			goto fail;
+	}
 	for (i = 0; i < BUF_LEN; i++)
 		c->ro_buf[i] = (uint8_t)i;
 	c->cq = iwarp_create_cq(ev->id->verbs, 128, c, comp, 0);
@@ -362,18 +378,24 @@ static void on_connect_request(struct iwarp_cm_event *ev)
 	p = put_mr(p, c->rw);
 	p = put_mr(p, c->ro);
 	p = put_win(p, c);
-	put_mr(p, c->other);
+	p = put_mr(p, c->other);
+	m[4][0] = '\0';
+	if (c->atom) {
+		put_mr(p, c->atom);
+		m[4][0] = ',';
+		print_mr(m[4] + 1, sizeof(m[4]) - 1, "atom", c->atom);
+	}
 	print_mr(m[0], sizeof(m[0]), "rw", c->rw);
 	print_mr(m[1], sizeof(m[1]), "ro", c->ro);
 	print_win(m[2], sizeof(m[2]), c);
 	print_mr(m[3], sizeof(m[3]), "other", c->other);
 	out("{\"ev\":\"conn\",\"peer\":%u,\"nrecv\":%u,\"recvsize\":%u,"
-	    "\"ird\":%d,\"ord\":%d,%s,%s,%s,%s}",
+	    "\"ird\":%d,\"ord\":%d,%s,%s,%s,%s%s}",
 	    c->peer, c->nrecv, c->recvsize, c->ird, c->ord, m[0], m[1], m[2],
-	    m[3]);
+	    m[3], m[4]);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = adv;
-	cp.private_data_len = sizeof(adv);
+	cp.private_data_len = c->atom ? 84 : 68;
 	cp.responder_resources = (uint8_t)c->ird;
 	cp.initiator_depth = (uint8_t)c->ord;
 	rc = iwarp_cm_accept(ev->id, &cp);
@@ -547,7 +569,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: hostile_server [--crc off|request|require] [--markers] "
 		"[--mpa-rev 1|2] [--req-timeout MS] [--rep-timeout MS] "
-		"[--lifetime S]\n");
+		"[--rdmap-ext] [--lifetime S]\n");
 	exit(2);
 }
 
@@ -571,6 +593,11 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--markers")) {
 			attr.markers = 1;
+			continue;
+		}
+		if (!strcmp(a, "--rdmap-ext")) {
+			attr.rdmap_ext = 1;
+			rdmap_ext = 1;
 			continue;
 		}
 		if (!v)
