@@ -643,7 +643,7 @@ CASES = []
 
 def case(name, after=True, server="A"):
     """Registers a case. Server "A": CRC requested, no markers; server
-    "B": markers requested toward it, CRC not requested; server "E": like
+    "B": markers requested toward it, CRC not requested; server "D": like
     A with --rdmap-ext (RFC 7306 when the peer sets MPA flag 0x01)."""
     def reg(fn):
         CASES.append((name, fn, after, server))
@@ -1334,7 +1334,7 @@ def _(srv):
     _term_case(srv, None, R_O_CAT, raw=raw, ord_=1)
 
 
-# ---- RFC 7306 extensions (server E, negotiated with MPA flag 0x01) ----
+# ---- RFC 7306 extensions (server D, negotiated with MPA flag 0x01) ----
 
 def _atomic(srv, mr, cause, op=A_FETCH_ADD, off=0, to=None, stag=None,
             ord_=4):
@@ -1345,63 +1345,63 @@ def _atomic(srv, mr, cause, op=A_FETCH_ADD, off=0, to=None, stag=None,
     _simple(srv, build, cause, ord_=ord_)
 
 
-@case("atomic_unaligned_to", server="E")
+@case("atomic_unaligned_to", server="D")
 def _(srv):
     # RFC 7306 section 4.2: the target is 8-octet aligned; the library
     # reports a misaligned TO as base or bounds (docs/rdmap-ext.md)
     _atomic(srv, "atom", R_P_BOUNDS, off=4)
 
 
-@case("atomic_no_atomic_access", server="E")
+@case("atomic_no_atomic_access", server="D")
 def _(srv):
     # "rw" has remote read and write but not remote atomic access
     _atomic(srv, "rw", R_P_ACCESS)
 
 
-@case("atomic_invalid_stag", server="E")
+@case("atomic_invalid_stag", server="D")
 def _(srv):
     _atomic(srv, "atom", R_P_STAG, stag=lambda s: s ^ 0x00FFFF00)
 
 
-@case("atomic_stag_other_pd", server="E")
+@case("atomic_stag_other_pd", server="D")
 def _(srv):
     _atomic(srv, "other", R_P_ASSOC)
 
 
-@case("atomic_op_3_reserved", server="E")
+@case("atomic_op_3_reserved", server="D")
 def _(srv):
     _atomic(srv, "atom", R_O_OPCODE, op=3)
 
 
-@case("atomic_op_0xf_reserved", server="E")
+@case("atomic_op_0xf_reserved", server="D")
 def _(srv):
     _atomic(srv, "atom", R_O_OPCODE, op=0xF)
 
 
-@case("atomic_beyond_end", server="E")
+@case("atomic_beyond_end", server="D")
 def _(srv):
     _atomic(srv, "atom", R_P_BOUNDS, off=4096)
 
 
-@case("atomic_below_base", server="E")
+@case("atomic_below_base", server="D")
 def _(srv):
     _atomic(srv, "atom", R_P_BOUNDS, off=-8)
 
 
-@case("atomic_on_qn_1", server="E")
+@case("atomic_on_qn_1", server="D")
 def _(srv):
     # RFC 5041 section 7: an opcode on the wrong untagged queue
     _simple(srv, lambda p: ddp_untagged(OP_AREQ, QN_RREQ, 1, 0, areq_body(
         A_FETCH_ADD, 1, p.adv["atom"][0], p.adv["atom"][1], add=1)), D_U_QN)
 
 
-@case("atomic_on_qn_4", server="E")
+@case("atomic_on_qn_4", server="D")
 def _(srv):
     _simple(srv, lambda p: ddp_untagged(OP_AREQ, QN_ARESP, 1, 0, areq_body(
         A_FETCH_ADD, 1, p.adv["atom"][0], p.adv["atom"][1], add=1)), D_U_QN)
 
 
-@case("atomic_truncated_header", server="E")
+@case("atomic_truncated_header", server="D")
 def _(srv):
     # a ULPDU of 18 + 40 octets: shorter than the 52-octet header; no
     # RFC code, the library reports RDMAP remote operation, unspecified
@@ -1411,21 +1411,21 @@ def _(srv):
     _simple(srv, build, R_O_UNSPEC)
 
 
-@case("atomic_too_long", server="E")
+@case("atomic_too_long", server="D")
 def _(srv):
     def build(p):
         return p.areq(A_FETCH_ADD, p.adv["atom"][0], p.adv["atom"][1]) + bytes(8)
     _simple(srv, build, D_U_LONG)
 
 
-@case("atomic_msn_wrong", server="E")
+@case("atomic_msn_wrong", server="D")
 def _(srv):
     def build(p):
         return p.areq(A_FETCH_ADD, p.adv["atom"][0], p.adv["atom"][1], msn=7)
     _simple(srv, build, D_U_MSN)
 
 
-@case("atomic_response_unsolicited", server="E")
+@case("atomic_response_unsolicited", server="D")
 def _(srv):
     # no Atomic Request of the server outstanding (RFC 5040 section 7:
     # unexpected opcode)
@@ -1433,7 +1433,16 @@ def _(srv):
                                         struct.pack(">IQ", 1, 0)), R_O_OPCODE)
 
 
-@case("atomic_beyond_ird", server="E")
+@case("atomic_response_for_read", server="D")
+def _(srv):
+    # the server's oldest outstanding request is a Read: an Atomic
+    # Response answering it is an unexpected opcode; the Read fails
+    _rresp(srv, lambda s, t, d: ddp_untagged(OP_ARESP, QN_ARESP, 1, 0,
+                                             struct.pack(">IQ", 0, 0)),
+           R_O_OPCODE)
+
+
+@case("atomic_beyond_ird", server="D")
 def _(srv):
     # ORD 1 in our Request gives the server IRD 1; eight Atomic Requests
     # in one TCP send exceed it: counted like Read Requests (RFC 6581
@@ -1445,7 +1454,7 @@ def _(srv):
     _term_case(srv, None, R_O_CAT, raw=raw, ord_=1)
 
 
-@case("imm_no_buffer_posted", server="E")
+@case("imm_no_buffer_posted", server="D")
 def _(srv):
     # Immediate Data takes a receive WQE like a Send (RFC 5041 section 7)
     cache = {}
@@ -1457,7 +1466,7 @@ def _(srv):
                cmd=b"nrecv=0")
 
 
-@case("imm_short", server="E")
+@case("imm_short", server="D")
 def _(srv):
     # 4 octets instead of 8 (RFC 7306 section 5.4): no RFC code; the
     # library reports RDMAP remote operation, unspecified
@@ -1465,13 +1474,13 @@ def _(srv):
             R_O_UNSPEC)
 
 
-@case("imm_long", server="E")
+@case("imm_long", server="D")
 def _(srv):
     _simple(srv, lambda p: ddp_untagged(OP_IMM_SE, QN_SEND, 1, 0, b"i" * 12),
             D_U_LONG)
 
 
-@case("imm_data_delivered", server="E")
+@case("imm_data_delivered", server="D")
 def _(srv):
     # the receive completes with WITH_IMM, byte_len 0, nothing placed
     p = connected(srv)
@@ -1508,7 +1517,7 @@ def _aresp(p, req_id, msn):
     return orig
 
 
-@case("atomic_fetchadd_cmpswap_ok", server="E")
+@case("atomic_fetchadd_cmpswap_ok", server="D")
 def _(srv):
     # positive control: the target (zeroed, host order) changes as RFC
     # 7306 section 4.2 says and every response carries the old value
@@ -1542,7 +1551,7 @@ def _(srv):
         p.close()
 
 
-@case("atomic_last_word_ok", server="E")
+@case("atomic_last_word_ok", server="D")
 def _(srv):
     # the last 8 octets of the region are a valid target (Swap)
     p = connected(srv)
@@ -1572,14 +1581,14 @@ def _(srv):
                                         struct.pack(">IQ", 1, 0)), R_O_OPCODE)
 
 
-@case("atomic_not_negotiated", server="E")
+@case("atomic_not_negotiated", server="D")
 def _(srv):
     # the server would, but we do not set flag 0x01: plain RFC 5040
     _simple(srv, lambda p: ddp_untagged(OP_AREQ, QN_AREQ, 1, 0, areq_body(
         A_FETCH_ADD, 1, 0, 0, add=1)), R_O_OPCODE, ext=False)
 
 
-@case("imm_not_negotiated", server="E")
+@case("imm_not_negotiated", server="D")
 def _(srv):
     _simple(srv, lambda p: ddp_untagged(OP_IMM, QN_SEND, 1, 0, b"i" * 8),
             R_O_OPCODE, ext=False)
@@ -2376,11 +2385,11 @@ def main():
         srv_b = Server(a.server, timers + ["--markers", "--crc", "off"],
                        markers=True, crc=False)
         srv_c = Server(a.server, timers, nofile=64)
-        srv_e = Server(a.server, timers + ["--rdmap-ext"], ext=True)
+        srv_d = Server(a.server, timers + ["--rdmap-ext"], ext=True)
     except RuntimeError as e:
         print("SKIP: %s" % e)
         return 77
-    servers = {"A": srv, "B": srv_b, "C": srv_c, "E": srv_e}
+    servers = {"A": srv, "B": srv_b, "C": srv_c, "D": srv_d}
     cases = CASES
     if a.only:
         want = set(a.only.split(","))
