@@ -23,8 +23,10 @@ struct endpoint {
 	const struct ep_ops *ops;
 	void *owner;
 
-	struct iovec rx_iov[EP_IOV_MAX];
-	struct iovec tx_iov[EP_IOV_MAX];
+	/* EP_IOV_MAX each, not zeroed: an idle endpoint keeps the pages of
+	 * what it never used untouched */
+	struct iovec *rx_iov;
+	struct iovec *tx_iov;
 	bool rx_busy, tx_busy;       /* an op is in flight */
 	bool rx_pumping, tx_pumping; /* inside ep_rx_pump / ep_tx_pump */
 	bool rx_again, tx_again;     /* kicked while pumping */
@@ -62,6 +64,8 @@ static void ep_maybe_free(struct endpoint *ep)
 	/* no receive or send runs any more: the owner's buffers are free */
 	if (ep->drained)
 		ep->drained(ep->drained_arg);
+	iw_free(ep->rx_iov);
+	iw_free(ep->tx_iov);
 	iw_free(ep);
 }
 
@@ -292,6 +296,16 @@ struct endpoint *ep_create(struct engine *eng, struct io_backend *be,
 	struct endpoint *ep = iw_calloc(1, sizeof(*ep));
 	struct io_backend_up up = {ep_rx_complete, ep_tx_complete, ep};
 
+	if (ep) {
+		ep->rx_iov = iw_malloc(EP_IOV_MAX * sizeof(*ep->rx_iov));
+		ep->tx_iov = iw_malloc(EP_IOV_MAX * sizeof(*ep->tx_iov));
+		if (!ep->rx_iov || !ep->tx_iov) {
+			iw_free(ep->rx_iov);
+			iw_free(ep->tx_iov);
+			iw_free(ep);
+			ep = NULL;
+		}
+	}
 	if (!ep) {
 		be->ops->destroy(be, true);
 		return NULL;

@@ -25,8 +25,10 @@ struct engine;
 struct endpoint;
 struct io_backend;
 
-/* Most iovecs one send or receive carries (the |cap| passed to rx_iov/tx_iov). */
-#define EP_IOV_MAX 256
+/* Most iovecs one send or receive carries (the |cap| passed to rx_iov/tx_iov):
+ * the kernel's UIO_MAXIOV, so a batch holds several full-size FPDUs even
+ * with markers (two iovecs per marker, RFC 5044 §5). */
+#define EP_IOV_MAX 1024
 
 struct ep_ops {
 	/* Fill up to |cap| iovecs where the next received bytes go.
