@@ -371,6 +371,34 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 	return true;
 }
 
+
+/*
+ * Whether WQE |idx| (a Read or an atomic: it takes an ORD credit and its
+ * result lands in sge[0]) may start now: true, or false when it must wait
+ * for a credit or was failed locally (ORD 0, bad sink).
+ */
+static bool conn_orq_admit(struct rdmap_conn *c, uint32_t idx,
+			   const struct rdmap_wqe *w)
+{
+	if (!c->ord) {
+		/* no outbound Reads negotiated (ORD 0, RFC 6581 §5) */
+		c->ops->sq_started(c->owner, idx);
+		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
+		return false;
+	}
+	/* ORD: at most |ord| Reads (and atomics, RFC 7306 §4.2)
+	 * outstanding (RFC 6581 §5); the Read RTR's slot counts too */
+	if (orq_count(c) >= c->ord || orq_count(c) >= c->orq_size)
+		return false;
+	if (c->ops->mem_check_local(c->owner, &w->sge[0],
+				    IWARP_ACCESS_LOCAL_WRITE)) {
+		c->ops->sq_started(c->owner, idx);
+		conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
+		return false;
+	}
+	return true;
+}
+
 /*
  * Starts an RFC 7306 atomic WQE: one Atomic Request FPDU on QN 3 that,
  * like a Read Request, takes an ORD credit (an ORQ slot) until its Atomic
@@ -387,19 +415,8 @@ static int conn_start_atomic(struct rdmap_conn *c, uint32_t idx,
 	struct ddp_seg seg;
 	uint32_t msn = 0;
 
-	if (!c->ord) {
-		c->ops->sq_started(c->owner, idx);
-		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
+	if (!conn_orq_admit(c, idx, w))
 		return 0;
-	}
-	if (orq_count(c) >= c->ord || orq_count(c) >= c->orq_size)
-		return 0;
-	if (c->ops->mem_check_local(c->owner, &w->sge[0],
-				    IWARP_ACCESS_LOCAL_WRITE)) {
-		c->ops->sq_started(c->owner, idx);
-		conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
-		return 0;
-	}
 	memset(&ar, 0, sizeof(ar));
 	if (w->opcode == IWARP_WR_ATOMIC_FETCH_AND_ADD ||
 	    w->opcode == IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD) {
@@ -459,22 +476,8 @@ static int conn_start_read(struct rdmap_conn *c, uint32_t idx,
 	uint32_t msn = 0;
 	size_t len;
 
-	if (!c->ord) {
-		/* no outbound Reads negotiated (ORD 0, RFC 6581 §5) */
-		c->ops->sq_started(c->owner, idx);
-		conn_local_error(c, idx, IWARP_WC_LOC_QP_OP_ERR);
+	if (!conn_orq_admit(c, idx, w))
 		return 0;
-	}
-	/* ORD: at most |ord| Reads outstanding (RFC 6581 §5); the Read
-	 * RTR's slot counts too */
-	if (orq_count(c) >= c->ord || orq_count(c) >= c->orq_size)
-		return 0;
-	if (c->ops->mem_check_local(c->owner, &w->sge[0],
-				    IWARP_ACCESS_LOCAL_WRITE)) {
-		c->ops->sq_started(c->owner, idx);
-		conn_local_error(c, idx, IWARP_WC_LOC_PROT_ERR);
-		return 0;
-	}
 	memset(&rr, 0, sizeof(rr));
 	/* the sink is the local SGE: its lkey is the STag (RFC 5040 §4.4);
 	 * never STag 0 on the wire for a zero-length sink */
