@@ -28,8 +28,11 @@ enum {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: iwarp_bw [--test write|read|send] [--latency] [OPTIONS]            (server)\n"
-		"       iwarp_bw [--test write|read|send] [--latency] [OPTIONS] SERVER_ADDR (client)\n"
+		"Usage: iwarp_bw [--test write|read|send|atomic] [--latency] [OPTIONS]            (server)\n"
+		"       iwarp_bw [--test write|read|send|atomic] [--latency] [OPTIONS] SERVER_ADDR (client)\n"
+		"  -A, --atomic_type=FETCH_AND_ADD|CMP_AND_SWAP  --test atomic's operation\n"
+		"      --write_with_imm  RDMA Write with Immediate Data (checked sequence)\n"
+		"      --send_with_imm   Send with Immediate Data (checked sequence)\n"
 		"Options (perftest names):\n"
 		"  -s, --size=N          message size (default 65536 BW, 2 latency; K/M suffix)\n"
 		"  -a, --all             all sizes 2 .. 2^23\n"
