@@ -24,6 +24,7 @@ TSHARK=${TSHARK:-$(command -v tshark || true)}
 DUMPCAP=${DUMPCAP:-$(command -v dumpcap || true)}
 PING=$builddir/tools/iwarp_ping
 BW=$builddir/tools/iwarp_bw
+DECODE=$builddir/tools/iwarp_decode
 LUA=$srcdir/wireshark/iwarp.lua
 TS=(-n -X "lua_script:$LUA" -o tcp.try_heuristic_first:TRUE
 	--disable-heuristic rpcrdma_iwarp)
@@ -33,7 +34,7 @@ if [ -z "$TSHARK" ] || [ -z "$DUMPCAP" ]; then
 	echo "SKIP: tshark or dumpcap not installed"
 	exit 77
 fi
-for t in "$PING" "$BW"; do
+for t in "$PING" "$BW" "$DECODE"; do
 	[ -x "$t" ] || { echo "FAIL: $t not built"; exit 1; }
 done
 if ! timeout 20 "$DUMPCAP" -i lo -L >/dev/null 2>&1; then
@@ -167,7 +168,12 @@ clean() {
 	bad=$(grep -c -x -i 'false\|0' "$work/$name.crc" || true)
 	echo "  $name: $n FPDUs, $good good CRCs, $bad bad"
 	[ "$n" -gt 0 ] && [ "$good" -eq "$n" ] && [ "$bad" -eq 0 ] || cfail "$name: CRCs"
+	# iwarp_decode: the whole capture valid (bit 0x01 is the offer, no error)
+	if ! timeout 120 "$DECODE" "$cap" >"$work/$name.decode" 2>&1; then
+		cfail "$name: iwarp_decode: $(grep -m3 -E 'error|INVALID' "$work/$name.decode")"
+	fi
 	if [ "$ext" = 1 ]; then
+		grep -q ' rdmap_ext' "$work/$name.decode" || cfail "$name: iwarp_decode shows no rdmap_ext"
 		rr=$(ts -r "$cap" -Y 'libiwarp.mpa.rr' | wc -l)
 		rrext=$(ts -r "$cap" -Y 'libiwarp.mpa.rdmap_ext == 1' | wc -l)
 		[ "$rr" -ge 4 ] && [ "$rr" -eq "$rrext" ] ||
