@@ -32,8 +32,9 @@ const char *bw_atomic_name(const struct bw_opts *o)
 	return o->atomic_op == BW_ATOMIC_CAS ? "CMP_AND_SWAP" : "FETCH_AND_ADD";
 }
 
-void bw_ext_fill_wr(const struct bw_opts *o, uint64_t seq, uint64_t rem_addr, uint32_t rkey,
-		    struct iwarp_send_wr *wr, struct iwarp_sge *sge)
+void bw_ext_fill_wr(const struct bw_opts *o, uint64_t seq, uint64_t rem_addr,
+		    uint32_t rkey, struct iwarp_send_wr *wr,
+		    struct iwarp_sge *sge)
 {
 	if (o->atomic) {
 		sge->length = 8;
@@ -58,14 +59,17 @@ void bw_ext_fill_wr(const struct bw_opts *o, uint64_t seq, uint64_t rem_addr, ui
 	}
 }
 
-int bw_ext_check_recv(const struct bw_opts *o, int qp, uint64_t seq, const struct iwarp_wc *wc)
+int bw_ext_check_recv(const struct bw_opts *o, int qp, uint64_t seq,
+		      const struct iwarp_wc *wc)
 {
-	enum iwarp_wc_opcode want = o->write_imm ? IWARP_WC_RECV_RDMA_WITH_IMM : IWARP_WC_RECV;
+	enum iwarp_wc_opcode want =
+		o->write_imm ? IWARP_WC_RECV_RDMA_WITH_IMM : IWARP_WC_RECV;
 
 	if (!o->write_imm && !o->send_imm)
 		return 0;
 	if (!(wc->wc_flags & IWARP_WC_WITH_IMM)) {
-		fprintf(stderr, " iwarp_bw: data check failed: QP %d message %llu has no immediate data\n",
+		fprintf(stderr,
+			" iwarp_bw: data check failed: QP %d message %llu has no immediate data\n",
 			qp, (unsigned long long)seq);
 		return -EBADMSG;
 	}
@@ -79,13 +83,17 @@ int bw_ext_check_recv(const struct bw_opts *o, int qp, uint64_t seq, const struc
 	if (o->send_imm && wc->opcode == IWARP_WC_RECV_RDMA_WITH_IMM)
 		want = wc->opcode;
 	if (wc->opcode != want) {
-		fprintf(stderr, " iwarp_bw: data check failed: QP %d message %llu completed as opcode %d, expected %d\n",
-			qp, (unsigned long long)seq, (int)wc->opcode, (int)want);
+		fprintf(stderr,
+			" iwarp_bw: data check failed: QP %d message %llu completed as opcode %d, expected %d\n",
+			qp, (unsigned long long)seq, (int)wc->opcode,
+			(int)want);
 		return -EBADMSG;
 	}
 	if (ntohl(wc->imm_data) != (uint32_t)seq) {
-		fprintf(stderr, " iwarp_bw: data check failed: QP %d message %llu carried immediate %u, expected %u\n",
-			qp, (unsigned long long)seq, ntohl(wc->imm_data), (uint32_t)seq);
+		fprintf(stderr,
+			" iwarp_bw: data check failed: QP %d message %llu carried immediate %u, expected %u\n",
+			qp, (unsigned long long)seq, ntohl(wc->imm_data),
+			(uint32_t)seq);
 		return -EBADMSG;
 	}
 	return 0;
@@ -96,13 +104,15 @@ int bw_atomic_check_fetched(const struct bw_opts *o, uint64_t seq, uint64_t got)
 	(void)o; /* both operations fetch seq: 0, 1, 2, ... */
 	if (got == seq)
 		return 0;
-	fprintf(stderr, " iwarp_bw: data check failed: %s %llu fetched %llu, expected %llu\n",
-		bw_atomic_name(o), (unsigned long long)seq, (unsigned long long)got,
-		(unsigned long long)seq);
+	fprintf(stderr,
+		" iwarp_bw: data check failed: %s %llu fetched %llu, expected %llu\n",
+		bw_atomic_name(o), (unsigned long long)seq,
+		(unsigned long long)got, (unsigned long long)seq);
 	return -EBADMSG;
 }
 
-int bw_atomic_check_server(const struct bw_data *d, const struct bw_opts *o, int nqp, uint64_t want)
+int bw_atomic_check_server(const struct bw_data *d, const struct bw_opts *o,
+			   int nqp, uint64_t want)
 {
 	int i, bad = 0;
 
@@ -113,8 +123,10 @@ int bw_atomic_check_server(const struct bw_data *d, const struct bw_opts *o, int
 		 * control channel after its last completion */
 		memcpy(&v, d->buf + (size_t)(d->n + i) * d->buff, sizeof(v));
 		if (v != want) {
-			fprintf(stderr, " iwarp_bw: data check failed: QP %d target counter is %llu after %s, expected %llu\n",
-				i, (unsigned long long)v, bw_atomic_name(o), (unsigned long long)want);
+			fprintf(stderr,
+				" iwarp_bw: data check failed: QP %d target counter is %llu after %s, expected %llu\n",
+				i, (unsigned long long)v, bw_atomic_name(o),
+				(unsigned long long)want);
 			bad = 1;
 		}
 	}
@@ -125,18 +137,22 @@ void bw_ext_post_error(int rc)
 {
 	/* only the RFC 7306 opcodes fail so on a connected QP */
 	if (rc == -EOPNOTSUPP)
-		fprintf(stderr, " iwarp_bw: the peer did not negotiate the RFC 7306 extensions"
+		fprintf(stderr,
+			" iwarp_bw: the peer did not negotiate the RFC 7306 extensions"
 			" (run it with the same --test atomic / --write_with_imm / --send_with_imm"
 			" option, or IWARP_RDMAP_EXT=1)\n");
 }
 
-int bw_atomic_readback(struct bw_data *d, const struct bw_opts *o, uint64_t want)
+int bw_atomic_readback(struct bw_data *d, const struct bw_opts *o,
+		       uint64_t want)
 {
 	int i, rc, bad = 0;
 
 	for (i = 0; i < d->n; i++) {
 		uint8_t *res = d->buf + (size_t)i * d->buff;
-		struct iwarp_sge sge = { .addr = (uintptr_t)res, .length = 8, .lkey = d->mr->lkey };
+		struct iwarp_sge sge = {.addr = (uintptr_t)res,
+					.length = 8,
+					.lkey = d->mr->lkey};
 		struct iwarp_send_wr wr, *bad_wr;
 		struct iwarp_wc wc;
 		uint64_t v;
@@ -146,13 +162,15 @@ int bw_atomic_readback(struct bw_data *d, const struct bw_opts *o, uint64_t want
 		wr.num_sge = 1;
 		wr.opcode = IWARP_WR_ATOMIC_FETCH_AND_ADD; /* adds 0: a read */
 		wr.send_flags = IWARP_SEND_SIGNALED;
-		wr.wr_id = (uint64_t)(unsigned int)i; /* covers no measured WR */
+		wr.wr_id =
+			(uint64_t)(unsigned int)i; /* covers no measured WR */
 		wr.wr.atomic.remote_addr = d->q[i].rem_addr;
 		wr.wr.atomic.rkey = d->q[i].rem_rkey;
 		memset(res, 0xff, 8);
 		rc = iwarp_post_send(d->q[i].qp, &wr, &bad_wr);
 		if (rc) {
-			fprintf(stderr, " iwarp_bw: iwarp_post_send (counter read-back): %s\n",
+			fprintf(stderr,
+				" iwarp_bw: iwarp_post_send (counter read-back): %s\n",
 				iwarp_strerror(rc));
 			return rc;
 		}
@@ -160,14 +178,17 @@ int bw_atomic_readback(struct bw_data *d, const struct bw_opts *o, uint64_t want
 		if (rc)
 			return rc;
 		if (wc.status != IWARP_WC_SUCCESS) {
-			fprintf(stderr, " iwarp_bw: counter read-back failed: %s\n",
+			fprintf(stderr,
+				" iwarp_bw: counter read-back failed: %s\n",
 				iwarp_wc_status_str(wc.status));
 			return -EIO;
 		}
 		memcpy(&v, res, sizeof(v));
 		if (v != want) {
-			fprintf(stderr, " iwarp_bw: data check failed: QP %d target counter is %llu after %s, expected %llu\n",
-				i, (unsigned long long)v, bw_atomic_name(o), (unsigned long long)want);
+			fprintf(stderr,
+				" iwarp_bw: data check failed: QP %d target counter is %llu after %s, expected %llu\n",
+				i, (unsigned long long)v, bw_atomic_name(o),
+				(unsigned long long)want);
 			bad = 1;
 		}
 	}
