@@ -109,6 +109,31 @@ run "write_with_imm lat" 2 100 --test write --write_with_imm --latency -n 100
 run "send_with_imm bw -q 2" 8 300 --test send --send_with_imm -n 300 -q 2
 run "send_with_imm bw -b" 8 200 --test send --send_with_imm -n 200 -b
 run "send_with_imm lat" 8 100 --test send --send_with_imm --latency -n 100
+# the server's counter check can fail: a server told to expect 50 atomics
+# from a client that sends 40 must report it and exit 1 (BW and latency)
+for mode in "" "--latency"; do
+	port=$(free_port)
+	timeout 60 "$BW" -p "$port" --test atomic $mode -n 50 >"$TMP/s.out" 2>"$TMP/s.err" &
+	spid=$!
+	crc=x src=x
+	if wait_listen "$port" "$spid"; then
+		timeout 60 "$BW" -p "$port" --test atomic $mode -n 40 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
+		crc=$?
+	else
+		kill "$spid" 2>/dev/null
+	fi
+	wait $spid
+	src=$?
+	if [ "$crc" = 0 ] && [ $src -eq 1 ] &&
+		grep -q 'data check failed: QP 0 target counter is 40 after FETCH_AND_ADD, expected 50' "$TMP/s.err"; then
+		pass=$((pass + 1))
+		echo "PASS: atomic ${mode:-bw} counter mismatch detected"
+	else
+		fail=$((fail + 1))
+		echo "FAIL: atomic ${mode:-bw} counter mismatch (client rc=$crc, server rc=$src)"
+		cat "$TMP/c.err" "$TMP/s.err"
+	fi
+done
 # against a peer that does not offer the extensions: a clear failure, no hang
 port=$(free_port)
 timeout 60 "$BW" -p "$port" --test read -s 8 -n 50 >"$TMP/s.out" 2>"$TMP/s.err" &

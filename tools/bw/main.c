@@ -519,6 +519,7 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		 * from here until the client's post-run handshake */
 		double c0 = bw_cpu_seconds();
 		uint64_t w0 = bw_now_ns();
+		int bad = 0;
 
 		if (o->write_imm) { /* every Write consumes a receive: check each */
 			rc = bw_run_bw_server(d, o, o->size, &r);
@@ -526,8 +527,10 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 				return rc;
 		}
 		rc = bw_comm_handshake(c, &my[0], &rem[0]);
-		if (!rc && o->atomic) /* the client's atomics are all done */
-			rc = bw_atomic_check_server(d, o, d->n, o->iters);
+		/* the client's atomics are all done; a failed check still lets
+		 * the run end normally for the client, then fails ours */
+		if (!rc && o->atomic)
+			bad = bw_atomic_check_server(d, o, d->n, o->iters);
 		bw_set_row_cpu(bw_cpu_seconds() - c0, (double)(bw_now_ns() - w0) / 1e9);
 		if (!rc)
 			rc = bw_comm_xchg_report(c, &mine, &theirs);
@@ -536,7 +539,7 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		if (!rc)
 			rc = bw_comm_handshake(c, &my[0], &rem[0]);
 		bw_print_line(o);
-		return rc;
+		return rc ? rc : bad;
 	}
 	for (s = first_size(o); s; s = next_size(o, s)) {
 		if (o->duplex && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
