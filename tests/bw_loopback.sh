@@ -97,6 +97,67 @@ fi
 # 1,000 QPs each way (connections are set up 64 at a time)
 RUN_TMO=180 run "write bw -q 1000" 4096 5 --test write -s 4096 -n 5 -q 1000
 RUN_TMO=180 run "send lat -q 1000" 8 50 --test send --latency -s 8 -n 50 -q 1000
+# RFC 7306 (rdmap_ext on both sides): atomics check every fetched value
+# (latency), the counters (BW, both sides), Immediate Data its sequence
+for op in FETCH_AND_ADD CMP_AND_SWAP; do
+	run "atomic $op bw" 8 300 --test atomic -A $op -n 300
+	run "atomic $op bw -q 2 -o 4" 8 200 --test atomic -A $op -n 200 -q 2 -o 4
+	run "atomic $op lat" 8 100 --test atomic -A $op --latency -n 100
+done
+run "write_with_imm bw" 4096 300 --test write --write_with_imm -s 4096 -n 300
+run "write_with_imm lat" 2 100 --test write --write_with_imm --latency -n 100
+run "send_with_imm bw -q 2" 8 300 --test send --send_with_imm -n 300 -q 2
+run "send_with_imm bw -b" 8 200 --test send --send_with_imm -n 200 -b
+run "send_with_imm lat" 8 100 --test send --send_with_imm --latency -n 100
+# the server's counter check can fail: a server told to expect 50 atomics
+# from a client that sends 40 must report it and exit 1 (BW and latency)
+for mode in "" "--latency"; do
+	port=$(free_port)
+	timeout 60 "$BW" -p "$port" --test atomic $mode -n 50 >"$TMP/s.out" 2>"$TMP/s.err" &
+	spid=$!
+	crc=x src=x
+	if wait_listen "$port" "$spid"; then
+		timeout 60 "$BW" -p "$port" --test atomic $mode -n 40 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
+		crc=$?
+	else
+		kill "$spid" 2>/dev/null
+	fi
+	wait $spid
+	src=$?
+	if [ "$crc" = 0 ] && [ $src -eq 1 ] &&
+		grep -q 'data check failed: QP 0 target counter is 40 after FETCH_AND_ADD, expected 50' "$TMP/s.err"; then
+		pass=$((pass + 1))
+		echo "PASS: atomic ${mode:-bw} counter mismatch detected"
+	else
+		fail=$((fail + 1))
+		echo "FAIL: atomic ${mode:-bw} counter mismatch (client rc=$crc, server rc=$src)"
+		cat "$TMP/c.err" "$TMP/s.err"
+	fi
+done
+# against a peer that does not offer the extensions: a clear failure, no hang
+port=$(free_port)
+timeout 60 "$BW" -p "$port" --test read -s 8 -n 50 >"$TMP/s.out" 2>"$TMP/s.err" &
+spid=$!
+if wait_listen "$port" "$spid"; then
+	timeout 60 "$BW" -p "$port" --test atomic -n 50 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $crc -eq 1 ] && [ $src -ne 124 ] && [ $src -ne 0 ] &&
+		grep -q 'did not negotiate the RFC 7306 extensions' "$TMP/c.err"; then
+		pass=$((pass + 1))
+		echo "PASS: atomic against a peer without rdmap_ext fails clearly"
+	else
+		fail=$((fail + 1))
+		echo "FAIL: atomic without rdmap_ext (client rc=$crc, server rc=$src)"
+		cat "$TMP/c.err" "$TMP/s.err"
+	fi
+else
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	fail=$((fail + 1))
+	echo "FAIL: atomic without rdmap_ext: server did not listen"
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

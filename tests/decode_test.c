@@ -604,6 +604,28 @@ START_TEST(test_conv_bad_crc)
 }
 END_TEST
 
+/*
+ * MPA flag 0x01 alone (libiwarp's RFC 7306 offer, MPA_RR_FLAG_RDMAP_EXT)
+ * is no error; another reserved bit beside it still is.
+ */
+START_TEST(test_conv_rdmap_ext_flag)
+{
+	struct conv cv;
+	struct rec r;
+
+	build_rping(&cv, true, false, 2, false);
+	cv.ab.b[16] |= MPA_RR_FLAG_RDMAP_EXT; /* the Request's flags octet */
+	cv.ba.b[16] |= MPA_RR_FLAG_RDMAP_EXT; /* the Reply's */
+	run_conv(&r, &cv, 0);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert(!rec_has(&r, "mpa-reserved"));
+	build_rping(&cv, true, false, 2, false);
+	cv.ab.b[16] |= MPA_RR_FLAG_RDMAP_EXT | 0x02;
+	run_conv(&r, &cv, 0);
+	ck_assert(rec_has(&r, "mpa-reserved"));
+}
+END_TEST
+
 START_TEST(test_conv_crc_field_without_crc)
 {
 	struct conv cv;
@@ -991,6 +1013,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(tc, test_data_before_request);
 	tcase_add_test(tc, test_garbage_no_crash);
 	tcase_add_test(tc, test_rfc7306_valid_all_splits);
+	tcase_add_test(tc, test_conv_rdmap_ext_flag);
 	tcase_add_loop_test(tc, test_rfc7306_errors, 1, 5);
 	tcase_add_test(tc, test_send_invalidate_then_access);
 	suite_add_tcase(s, tc);

@@ -3,3 +3,6 @@
 # with tshark -V and iwarp_decode. Skips (77) where capture is impossible.
 TESTS += tests/wireshark_live.sh
 dist_check_SCRIPTS += tests/wireshark_live.sh
+# RFC 7306 / markers runs decoded by our Lua plugin (wireshark/iwarp.lua)
+TESTS += tests/wireshark_ext_live.sh
+dist_check_SCRIPTS += tests/wireshark_ext_live.sh

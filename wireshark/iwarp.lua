@@ -115,7 +115,10 @@ F.flag_m = ProtoField.bool("libiwarp.mpa.flag.m", "Markers (M)", 8, nil, 0x80)
 F.flag_c = ProtoField.bool("libiwarp.mpa.flag.c", "CRC (C)", 8, nil, 0x40)
 F.flag_r = ProtoField.bool("libiwarp.mpa.flag.r", "Reject (R)", 8, nil, 0x20)
 F.flag_e = ProtoField.bool("libiwarp.mpa.flag.enhanced", "Enhanced (RFC 6581)", 8, nil, 0x10)
-F.res = ProtoField.uint8("libiwarp.mpa.res", "Reserved", base.HEX, nil, 0x0f)
+F.res = ProtoField.uint8("libiwarp.mpa.res", "Reserved", base.HEX, nil, 0x0e)
+-- the low Res bit: libiwarp's offer of the RFC 7306 RDMAP extensions
+-- (docs/wireshark.md); not an RFC 5044 field, so no warning
+F.rdmap_ext = ProtoField.bool("libiwarp.mpa.rdmap_ext", "RFC 7306 extensions (libiwarp)", 8, nil, 0x01)
 F.rev = ProtoField.uint8("libiwarp.mpa.rev", "Revision", base.DEC)
 F.pd_len = ProtoField.uint16("libiwarp.mpa.pd_length", "Private data length", base.DEC)
 F.pd = ProtoField.bytes("libiwarp.mpa.private_data", "Private data")
@@ -185,7 +188,7 @@ F.a_origval = ProtoField.uint64("libiwarp.rdmap.atomic.orig_value", "Original Re
 F.data = ProtoField.bytes("libiwarp.rdmap.data", "Data")
 
 local mpa_fields = { F.rr_type, F.key, F.flag_m, F.flag_c, F.flag_r, F.flag_e,
-	F.res, F.rev, F.pd_len, F.pd, F.p2p, F.rtr_send, F.ird, F.rtr_write,
+	F.res, F.rdmap_ext, F.rev, F.pd_len, F.pd, F.p2p, F.rtr_send, F.ird, F.rtr_write,
 	F.rtr_read, F.ord, F.fpdu, F.ulpdu_len, F.pad, F.crc, F.crc_good,
 	F.crc_calc, F.markers, F.marker, F.marker_res, F.marker_ptr, F.stream_pos }
 local ddp_fields = { F.ddp_t, F.ddp_l, F.ddp_rsvd, F.ddp_dv, F.ddp_stag,
@@ -360,11 +363,12 @@ local function dissect_rr(tvb, off, pinfo, tree, c, d)
 	t:add(F.flag_r, flags)
 	t:add(F.flag_e, flags)
 	t:add(F.res, flags)
+	t:add(F.rdmap_ext, flags)
 	t:add(F.rev, tvb(off + 17, 1))
 	t:add(F.pd_len, tvb(off + 18, 2))
 	local fl = flags:uint()
 	local rev = tvb(off + 17, 1):uint()
-	if bit.band(fl, 0x0f) ~= 0 then
+	if bit.band(fl, 0x0e) ~= 0 then
 		t:add_proto_expert_info(E.reserved, "MPA Res bits not zero")
 	end
 	if kind == 1 and bit.band(fl, 0x20) ~= 0 then

@@ -134,6 +134,9 @@ enum bw_verb { BW_SEND = 0, BW_WRITE = 1, BW_READ = 2 };
 enum bw_cq_wait { BW_WAIT_HYBRID = 0, BW_WAIT_EVENT = 1, BW_WAIT_SPIN = 2 };
 #define BW_CQ_SPIN_US 20 /* default busy-poll window of BW_WAIT_HYBRID */
 
+/* -A: the atomic operation of --test atomic (default FETCH_AND_ADD). */
+enum bw_atomic_op { BW_ATOMIC_FA = 0, BW_ATOMIC_CAS = 1 };
+
 /* Command line options (perftest names plus the libiwarp knobs). */
 struct bw_opts {
 	enum bw_verb verb;
@@ -172,6 +175,11 @@ struct bw_opts {
 	int cq_spin_us;
 	int post_list;	/* -l: WRs chained by next per iwarp_post_send */
 	int cpu_util;	/* --cpu_util: report process CPU time / wall time */
+	/* RFC 7306 tests (ext.c); each turns on the context's rdmap_ext */
+	int atomic;	/* --test atomic: verb is BW_READ (same flow), size 8 */
+	enum bw_atomic_op atomic_op; /* -A, --atomic_type */
+	int write_imm;	/* --write_with_imm (Write test) */
+	int send_imm;	/* --send_with_imm (Send test) */
 };
 
 /*
@@ -430,6 +438,39 @@ int bw_post_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size);
 
 /* Latency loops; fill |samples| with the post time (ns) of every iteration. */
 int bw_run_lat(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *samples);
+
+/* ---- ext.c: RFC 7306 tests (atomics, Immediate Data) ---- */
+
+/* Whether |o| selects an RFC 7306 test (the context needs rdmap_ext). */
+int bw_ext_used(const struct bw_opts *o);
+
+/* "FETCH_AND_ADD" or "CMP_AND_SWAP". */
+const char *bw_atomic_name(const struct bw_opts *o);
+
+/*
+ * Turns the data WR number |seq| of a QP (filled by run.c for the base
+ * verb) into an Atomic Request on the peer's counter at |rem_addr|/|rkey|,
+ * or a Write/Send with Immediate Data htonl(seq).
+ */
+void bw_ext_fill_wr(const struct bw_opts *o, uint64_t seq, uint64_t rem_addr, uint32_t rkey,
+		    struct iwarp_send_wr *wr, struct iwarp_sge *sge);
+
+/* Checks receive completion number |seq| of QP |qp| of an Immediate Data
+ * test (a no-op otherwise). 0 or -EBADMSG (message printed). */
+int bw_ext_check_recv(const struct bw_opts *o, int qp, uint64_t seq, const struct iwarp_wc *wc);
+
+/* Checks the original value |got| fetched by atomic number |seq|. */
+int bw_atomic_check_fetched(const struct bw_opts *o, uint64_t seq, uint64_t got);
+
+/* Server: checks that the counters of QPs [0, |nqp|) equal |want|. */
+int bw_atomic_check_server(const struct bw_data *d, const struct bw_opts *o, int nqp, uint64_t want);
+
+/* Client after an atomic BW run: reads every QP's counter with a
+ * FETCH_AND_ADD of 0 and checks it equals |want|. 0, -EBADMSG or < 0. */
+int bw_atomic_readback(struct bw_data *d, const struct bw_opts *o, uint64_t want);
+
+/* After a failed post: explains -EOPNOTSUPP (extensions not negotiated). */
+void bw_ext_post_error(int rc);
 
 /* ---- report.c: output ---- */
 

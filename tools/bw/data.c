@@ -20,6 +20,8 @@ static int data_access(const struct bw_opts *o)
 	/* iWARP: the Read sink MR also gets REMOTE_WRITE (perftest). */
 	if (o->verb == BW_READ)
 		access |= IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_WRITE;
+	if (o->atomic) /* RFC 7306 Atomic Requests */
+		access |= IWARP_ACCESS_REMOTE_ATOMIC;
 	return access;
 }
 

@@ -22,13 +22,17 @@
 enum {
 	OPT_TEST = 256, OPT_LATENCY, OPT_GBITS, OPT_JSON, OPT_CRC, OPT_MARKERS, OPT_MPA_REV,
 	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND, OPT_CQ_WAIT, OPT_CQ_SPIN, OPT_CPU_UTIL,
+	OPT_WRITE_IMM, OPT_SEND_IMM,
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: iwarp_bw [--test write|read|send] [--latency] [OPTIONS]            (server)\n"
-		"       iwarp_bw [--test write|read|send] [--latency] [OPTIONS] SERVER_ADDR (client)\n"
+		"Usage: iwarp_bw [--test write|read|send|atomic] [--latency] [OPTIONS]            (server)\n"
+		"       iwarp_bw [--test write|read|send|atomic] [--latency] [OPTIONS] SERVER_ADDR (client)\n"
+		"  -A, --atomic_type=FETCH_AND_ADD|CMP_AND_SWAP  --test atomic's operation\n"
+		"      --write_with_imm  RDMA Write with Immediate Data (checked sequence)\n"
+		"      --send_with_imm   Send with Immediate Data (checked sequence)\n"
 		"Options (perftest names):\n"
 		"  -s, --size=N          message size (default 65536 BW, 2 latency; K/M suffix)\n"
 		"  -a, --all             all sizes 2 .. 2^23\n"
@@ -96,6 +100,66 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
+/*
+ * The RFC 7306 tests (ext.c): an atomic test runs the Read flow with 8-octet
+ * messages (ib_atomic_bw/ib_atomic_lat); Immediate Data rides on the Write
+ * or Send test. Every WR's value is checked, so no -a (sizes) or -D (the
+ * server could not know the count). A Write with Immediate Data consumes a
+ * receive and no credits flow back: the receiver posts one per iteration
+ * up front (rx_depth = iters).
+ */
+static int ext_args(struct bw_opts *o, int rx)
+{
+	if (!o->atomic && !o->write_imm && !o->send_imm)
+		return 0;
+	if (o->atomic + o->write_imm + o->send_imm > 1 ||
+	    (o->write_imm && o->verb != BW_WRITE) || (o->send_imm && o->verb != BW_SEND)) {
+		fprintf(stderr, " iwarp_bw: --write_with_imm needs --test write, --send_with_imm"
+			" --test send, and --test atomic neither\n");
+		return -1;
+	}
+	if (o->all || o->duration) {
+		fprintf(stderr, " iwarp_bw: -a and -D do not go with the RFC 7306 tests\n");
+		return -1;
+	}
+	if (o->atomic) {
+		if (o->size_set && o->size != 8) {
+			fprintf(stderr, " iwarp_bw: atomic messages are 8 octets\n");
+			return -1;
+		}
+		o->verb = BW_READ;
+		o->size = 8;
+		o->size_set = 1;
+		if (o->duplex) {
+			fprintf(stderr, " iwarp_bw: -b does not go with --test atomic\n");
+			return -1;
+		}
+	}
+	if (o->send_imm) {
+		/*
+		 * One RFC 7306 Immediate Data message per WR, with no payload
+		 * (iwarp(7)); the rows count the 8 octets of Immediate Data
+		 * that the message carries on the wire (RFC 7306 §4.1).
+		 */
+		if (o->size_set && o->size != 8) {
+			fprintf(stderr, " iwarp_bw: --send_with_imm messages are 8 octets of Immediate Data\n");
+			return -1;
+		}
+		o->size = 8;
+		o->size_set = 1;
+	}
+	if (o->write_imm) {
+		uint64_t n = o->iters_set ? o->iters : o->latency ? 1000 : 5000;
+
+		if (n > 16384 || o->duplex || rx > 0) {
+			fprintf(stderr, " iwarp_bw: --write_with_imm needs -n <= 16384, no -b, no -r"
+				" (one receive per iteration is posted up front)\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct bw_opts *o)
 {
 	static const struct option lo[] = {
@@ -129,6 +193,9 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 		{ "cq-spin", required_argument, NULL, OPT_CQ_SPIN },
 		{ "post_list", required_argument, NULL, 'l' },
 		{ "cpu_util", no_argument, NULL, OPT_CPU_UTIL },
+		{ "atomic_type", required_argument, NULL, 'A' },
+		{ "write_with_imm", no_argument, NULL, OPT_WRITE_IMM },
+		{ "send_with_imm", no_argument, NULL, OPT_SEND_IMM },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -145,7 +212,7 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	o->cq_wait = BW_WAIT_HYBRID;
 	o->cq_spin_us = BW_CQ_SPIN_US;
 	o->post_list = 1;
-	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:l:eFRh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:l:eFRhA:", lo, NULL)) != -1) {
 		switch (c) {
 		case OPT_TEST:
 			if (!strcmp(optarg, "write"))
@@ -154,6 +221,8 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 				o->verb = BW_READ;
 			else if (!strcmp(optarg, "send"))
 				o->verb = BW_SEND;
+			else if (!strcmp(optarg, "atomic"))
+				o->atomic = 1; /* the Read flow (ib_atomic_*) */
 			else
 				goto bad;
 			break;
@@ -173,6 +242,16 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 		case 'q': if (parse_int(optarg, 1, BW_MAX_QPS, &o->num_qps)) goto bad; break;
 		case 'l': if (parse_int(optarg, 1, BW_MAX_POST_LIST, &o->post_list)) goto bad; break;
 		case OPT_CPU_UTIL: o->cpu_util = 1; break;
+		case 'A':
+			if (!strcmp(optarg, "FETCH_AND_ADD"))
+				o->atomic_op = BW_ATOMIC_FA;
+			else if (!strcmp(optarg, "CMP_AND_SWAP"))
+				o->atomic_op = BW_ATOMIC_CAS;
+			else
+				goto bad;
+			break;
+		case OPT_WRITE_IMM: o->write_imm = 1; break;
+		case OPT_SEND_IMM: o->send_imm = 1; break;
 		case 'b': o->duplex = 1; break;
 		case 't': if (parse_int(optarg, 1, 15000, &tx)) goto bad; break;
 		case 'r': if (parse_int(optarg, 1, 16384, &rx)) goto bad; break;
@@ -220,12 +299,16 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 		o->server = argv[optind++];
 	if (optind < argc)
 		goto bad;
+	if (ext_args(o, rx))
+		return -1;
 	if (!o->size_set)
 		o->size = o->latency ? 2 : 65536;
 	if (!o->iters_set)
 		o->iters = o->latency ? 1000 : 5000;
 	o->tx_depth = tx > 0 ? tx : o->latency ? 1 : 128;
 	o->rx_depth = rx > 0 ? rx : o->verb == BW_SEND ? 512 : 1;
+	if (o->write_imm)
+		o->rx_depth = (int)o->iters;
 	/*
 	 * perftest_parameters.c force_dependecies: in an iteration run (no
 	 * -D) tx_depth is at most iters, and a Send test's rx_depth too. The
@@ -301,6 +384,8 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		a.responder_tx_wait_ms = 200;
 	if (o->cc)
 		a.congestion_control = o->cc;
+	if (bw_ext_used(o)) /* RFC 7306, offered in the MPA exchange */
+		a.rdmap_ext = 1;
 	if (o->progress_set)
 		a.progress = o->progress;
 	else if (o->latency && o->cq_wait != BW_WAIT_EVENT && !getenv("IWARP_PROGRESS"))
@@ -434,8 +519,18 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		 * from here until the client's post-run handshake */
 		double c0 = bw_cpu_seconds();
 		uint64_t w0 = bw_now_ns();
+		int bad = 0;
 
+		if (o->write_imm) { /* every Write consumes a receive: check each */
+			rc = bw_run_bw_server(d, o, o->size, &r);
+			if (rc)
+				return rc;
+		}
 		rc = bw_comm_handshake(c, &my[0], &rem[0]);
+		/* the client's atomics are all done; a failed check still lets
+		 * the run end normally for the client, then fails ours */
+		if (!rc && o->atomic)
+			bad = bw_atomic_check_server(d, o, d->n, o->iters);
 		bw_set_row_cpu(bw_cpu_seconds() - c0, (double)(bw_now_ns() - w0) / 1e9);
 		if (!rc)
 			rc = bw_comm_xchg_report(c, &mine, &theirs);
@@ -444,12 +539,14 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		if (!rc)
 			rc = bw_comm_handshake(c, &my[0], &rem[0]);
 		bw_print_line(o);
-		return rc;
+		return rc ? rc : bad;
 	}
 	for (s = first_size(o); s; s = next_size(o, s)) {
 		if (o->duplex && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
 			return rc;
 		rc = bw_run_bw(d, o, s, &r);
+		if (!rc && o->atomic) /* outside the measured interval */
+			rc = bw_atomic_readback(d, o, o->iters);
 		if (rc)
 			return rc;
 		if (o->duplex && o->all && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
@@ -563,7 +660,10 @@ close:
 	 */
 	if (o->verb == BW_WRITE)
 		return 0;
-	return bw_comm_handshake(c, &my[0], &rem[0]);
+	rc = bw_comm_handshake(c, &my[0], &rem[0]);
+	if (!rc && o->atomic && !o->server) /* the client's atomics are done */
+		rc = bw_atomic_check_server(d, o, 1, o->iters);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -615,7 +715,11 @@ int main(int argc, char **argv)
 		bw_data_my_dest(&d, &o, i, &my[i]);
 	bw_print_params(&o, ctx, mtu);
 	bw_print_setup(&o);
-	rc = pre_handshakes(&c, &d, &o, my, rem);
+	/* --write_with_imm: the receives are there before the peer may write */
+	if (o.write_imm && (o.latency || !o.server))
+		rc = bw_post_recvs(&d, &o, o.size);
+	if (!rc)
+		rc = pre_handshakes(&c, &d, &o, my, rem);
 	if (rc)
 		goto out;
 	bw_print_header(&o);

@@ -34,6 +34,29 @@ static const char *verb_json(enum bw_verb v)
 	return v == BW_WRITE ? "write" : v == BW_READ ? "read" : "send";
 }
 
+/* The test's name: the verb, or an RFC 7306 variant of it (ext.c). */
+static const char *test_name(const struct bw_opts *o)
+{
+	if (o->atomic)
+		return o->atomic_op == BW_ATOMIC_CAS ? "Atomic_CMP_AND_SWAP" : "Atomic_FETCH_AND_ADD";
+	if (o->write_imm)
+		return "RDMA_Write_with_imm";
+	if (o->send_imm)
+		return "Send_with_imm";
+	return verb_name(o->verb);
+}
+
+static const char *test_json(const struct bw_opts *o)
+{
+	if (o->atomic)
+		return o->atomic_op == BW_ATOMIC_CAS ? "atomic_cmp_and_swap" : "atomic_fetch_and_add";
+	if (o->write_imm)
+		return "write_with_imm";
+	if (o->send_imm)
+		return "send_with_imm";
+	return verb_json(o->verb);
+}
+
 static void system_cc(char *out, size_t len)
 {
 	FILE *f = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "r");
@@ -91,12 +114,12 @@ void bw_print_params(const struct bw_opts *o, struct iwarp_context *ctx, int mtu
 		system_cc(cc, sizeof(cc));
 	if (o->json) {
 		fprintf(stderr, "iwarp_bw: %s %s, crc %d, markers %d, mpa rev %d, p2p %s, cc %s, progress %s\n",
-			verb_name(o->verb), o->latency ? "latency" : "BW", (int)a.crc, a.markers,
+			test_name(o), o->latency ? "latency" : "BW", (int)a.crc, a.markers,
 			a.mpa_rev, p2p_name(a.p2p), cc, progress_name(a.progress));
 		return;
 	}
 	printf(RESULT_LINE);
-	printf("                    %s ", verb_name(o->verb));
+	printf("                    %s ", test_name(o));
 	if (!o->latency) {
 		if (o->duplex)
 			printf("Bidirectional ");
@@ -253,7 +276,7 @@ void bw_print_bw_row(const struct bw_opts *o, const struct bw_report *m, const s
 		printf("{\"test\":\"%s\",\"mode\":\"bw\",\"bidirectional\":%s,\"bytes\":%llu,"
 		       "\"iterations\":%llu,\"bw_peak\":%.6f,\"bw_average\":%.6f,\"unit\":\"%s\","
 		       "\"msg_rate_mpps\":%.6f",
-		       verb_json(o->verb), o->duplex ? "true" : "false", (unsigned long long)m->size,
+		       test_json(o), o->duplex ? "true" : "false", (unsigned long long)m->size,
 		       (unsigned long long)m->iters, peak, avg, o->report_gbits ? "Gb/sec" : "MB/sec",
 		       rate);
 		json_common(o, cpu_s, wall_s);
@@ -309,7 +332,7 @@ void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *t, uint6
 		printf("{\"test\":\"%s\",\"mode\":\"latency\",\"bytes\":%llu,\"iterations\":%llu,"
 		       "\"t_min\":%.2f,\"t_max\":%.2f,\"t_typical\":%.2f,\"t_avg\":%.2f,"
 		       "\"t_stdev\":%.2f,\"p99\":%.2f,\"p99_9\":%.2f,\"unit\":\"usec\"",
-		       verb_json(o->verb), (unsigned long long)size, (unsigned long long)n,
+		       test_json(o), (unsigned long long)size, (unsigned long long)n,
 		       (double)t[0] / q, (double)t[m - 1] / q, med, avg, sqrt(var / (double)m),
 		       (double)t[i99] / q, (double)t[i999] / q);
 		json_common(o, cpu_s, wall_s);

@@ -136,7 +136,7 @@ static int wc_ok(const struct iwarp_wc *wc, const char *what)
 
 /* Fills |wr| and |sge| for one data WR of |size| octets on QP |i|. */
 static void fill_data_wr(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
-			 unsigned int flags, uint64_t wr_id, struct iwarp_send_wr *wr,
+			 unsigned int flags, uint64_t wr_id, uint64_t seq, struct iwarp_send_wr *wr,
 			 struct iwarp_sge *sge)
 {
 	struct bw_qp *q = &d->q[i];
@@ -167,6 +167,8 @@ static void fill_data_wr(struct bw_data *d, const struct bw_opts *o, int i, uint
 	}
 	if (o->verb != BW_READ && size <= (uint64_t)o->inline_size && size <= d->max_inline)
 		wr->send_flags |= IWARP_SEND_INLINE;
+	if (bw_ext_used(o)) /* RFC 7306: seq is the WR's number on QP i */
+		bw_ext_fill_wr(o, seq, q->rem_addr, q->rem_rkey, wr, sge);
 }
 
 /* Posts the chain starting at |wr| (linked by next) on QP |i|. */
@@ -178,17 +180,19 @@ static int post_chain(struct bw_data *d, int i, struct iwarp_send_wr *wr)
 	if (rc)
 		fprintf(stderr, " iwarp_bw: iwarp_post_send (QP %d, scnt %llu): %s\n", i,
 			(unsigned long long)d->q[i].scnt, iwarp_strerror(rc));
+	if (rc)
+		bw_ext_post_error(rc);
 	return rc;
 }
 
 /* Posts one data WR on QP |i|. */
 static int post_data(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
-		     unsigned int flags, uint64_t wr_id)
+		     unsigned int flags, uint64_t wr_id, uint64_t seq)
 {
 	struct iwarp_sge sge;
 	struct iwarp_send_wr wr;
 
-	fill_data_wr(d, o, i, size, flags, wr_id, &wr, &sge);
+	fill_data_wr(d, o, i, size, flags, wr_id, seq, &wr, &sge);
 	return post_chain(d, i, &wr);
 }
 
@@ -305,6 +309,9 @@ static int reap_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 
 		if (wc_ok(&wc[j], "receive"))
 			return -EIO;
+		rc = bw_ext_check_recv(o, i, q->rcnt, &wc[j]);
+		if (rc)
+			return rc;
 		q->rcnt++;
 		now = k->duration ? bw_now_ns() : 0;
 		if (!k->duration || (now >= k->sample_from && now < k->sample_to))
@@ -432,7 +439,7 @@ static int post_some(struct bw_data *d, const struct bw_opts *o, const struct bw
 				cover = q->batch;
 				q->batch = 0;
 			}
-			fill_data_wr(d, o, i, size, flags, mk_wrid(i, cover), &wr[m], &sge[m]);
+			fill_data_wr(d, o, i, size, flags, mk_wrid(i, cover), s, &wr[m], &sge[m]);
 			if (m > 0)
 				wr[m - 1].next = &wr[m];
 			m++;
@@ -757,6 +764,17 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 		if (rcnt < o->iters && !(scnt < 1 && server)) {
 			uint8_t want = (uint8_t)++rcnt;
 
+			if (o->write_imm) { /* the receive completion says it */
+				struct iwarp_wc wc;
+
+				rc = lat_wait(d, d->rcq, &wc);
+				if (!rc && wc_ok(&wc, "receive"))
+					rc = -EIO;
+				if (!rc)
+					rc = bw_ext_check_recv(o, 0, rcnt - 1, &wc);
+				if (rc)
+					return rc;
+			}
 			while (*poll_buf != want) {
 				if (bw_stopping())
 					return -EINTR;
@@ -778,7 +796,7 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 			}
 			t[scnt] = bw_now_ns();
 			*post_buf = (uint8_t)++scnt;
-			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1));
+			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1), scnt - 1);
 			if (rc)
 				return rc;
 			out++;
@@ -799,12 +817,20 @@ static int lat_read(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 
 	for (i = 0; i < o->iters; i++) {
 		t[i] = bw_now_ns();
-		rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1));
+		rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1), i);
 		if (rc)
 			return rc;
 		rc = wait_send(d);
 		if (rc)
 			return rc;
+		if (o->atomic) { /* the original value landed in our source */
+			uint64_t v;
+
+			memcpy(&v, d->buf, sizeof(v));
+			rc = bw_atomic_check_fetched(o, i, v);
+			if (rc)
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -825,6 +851,9 @@ static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 				return rc;
 			if (wc_ok(&wc, "receive"))
 				return -EIO;
+			rc = bw_ext_check_recv(o, 0, q->rcnt, &wc);
+			if (rc)
+				return rc;
 			q->rcnt++;
 			if (q->rposted < o->iters) {
 				rc = post_one_recv(d, 0, size);
@@ -840,7 +869,7 @@ static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 				out--;
 			}
 			t[scnt] = bw_now_ns();
-			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1));
+			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1), scnt);
 			if (rc)
 				return rc;
 			scnt++;

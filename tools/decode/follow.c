@@ -163,9 +163,13 @@ static void rr_describe(struct dec_unit *u, const struct mpa_rr *fr, bool valid)
 				      " ulp_pd=\"%s%s\"", txt,
 				      fr->pdata_len > 24 ? "..." : "");
 	}
-	if (fr->rsvd)
+	/* libiwarp's RFC 7306 offer (docs/rdmap-ext.md): a named flag */
+	if (fr->rsvd & MPA_RR_FLAG_RDMAP_EXT)
 		o += (size_t)snprintf(u->text + o, sizeof(u->text) - o,
-				      " reserved=0x%02x", fr->rsvd);
+				      " rdmap_ext");
+	if (fr->rsvd & ~MPA_RR_FLAG_RDMAP_EXT)
+		o += (size_t)snprintf(u->text + o, sizeof(u->text) - o,
+				      " reserved=0x%02x", fr->rsvd & ~MPA_RR_FLAG_RDMAP_EXT);
 	if (fr->r)
 		o += (size_t)snprintf(u->text + o, sizeof(u->text) - o,
 				      " REJECT");
@@ -292,7 +296,7 @@ static void frame_done(struct dec_conn *c, int dir)
 	struct dec_half *h = &c->h[dir];
 	struct mpa_rr *fr = &h->frame;
 	struct dec_unit u;
-	int rc, rc2;
+	int rc, rc2 = 0;
 
 	dec_unit_begin(c);
 	memset(fr, 0, sizeof(*fr));
@@ -302,6 +306,14 @@ static void frame_done(struct dec_conn *c, int dir)
 		rc2 = mpa_rr_decode(fr, h->rr, h->rr_len, MPA_RR_DECODE_LAX);
 		(void)rc2;
 	}
+	/*
+	 * Reserved bit 0x01 alone is libiwarp's offer of the RFC 7306
+	 * extensions (MPA_RR_FLAG_RDMAP_EXT): RFC 5044 §7.1 peers send it as
+	 * zero and ignore it, so it is no error in a capture. The frame is
+	 * judged as if the bit were clear (the lax decode's verdict).
+	 */
+	if (rc == IWARP_ERR_MPA_RESERVED && fr->rsvd == MPA_RR_FLAG_RDMAP_EXT)
+		rc = rc2;
 	fr->kind = h->rr[9] == 'q' ? MPA_RR_REQUEST : MPA_RR_REPLY;
 	h->have_frame = true;
 	h->frame_valid = rc >= 0;
