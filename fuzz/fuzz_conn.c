@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rdmap_conn_cfg cfg;
 	struct fk_region *rl, *r;
 	struct rdmap_wqe *w;
-	uint8_t flags;
+	uint8_t flags, mode;
 	uint32_t s;
 	size_t chunk, revoke_at;
 	int i;
@@ -85,7 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 2)
 		return 0;
 	flags = data[0];
-	s = 0x9E3779B9u ^ (uint32_t)data[1] * 0x01000193u;
+	mode = data[1];
+	s = 0x9E3779B9u ^ (uint32_t)mode * 0x01000193u;
 	data += 2;
 	size -= 2;
 
@@ -99,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.ird = 4;
 	cfg.ord = 4;
 	cfg.fpdu_max = (flags & 0x20) ? 32768 : 0;
-	cfg.rdmap_ext = (data[1] & 0x80) != 0;
+	cfg.rdmap_ext = (mode & 0x80) != 0;
 	if (!fk_create(&o, &cfg))
 		abort();
 	r = fk_region_add(&o, 0x100, 8192,
