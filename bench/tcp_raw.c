@@ -91,7 +91,7 @@ struct side {
 	uint64_t *rtt;		/* lat client: o->iters round trips, ns */
 };
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
@@ -100,7 +100,7 @@ static uint64_t now_ns(void)
 }
 
 /* Process CPU seconds (both threads), getrusage. */
-static double cpu_now(void)
+double cpu_now(void)
 {
 	struct rusage ru;
 

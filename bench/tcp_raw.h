@@ -1,6 +1,12 @@
 /* bench/tcp_raw.h: the plain-socket modes of tcp_raw (tcp_raw_plain.c). */
 #ifndef IWARP_BENCH_TCP_RAW_H
 #define IWARP_BENCH_TCP_RAW_H
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in nanoseconds (tcp_raw.c). */
+uint64_t now_ns(void);
+/* Process CPU seconds, all threads (getrusage; tcp_raw.c). */
+double cpu_now(void);
 
 /*
  * tcp_raw streams|msgrate|pingpong|connrate ARGS: runs the mode named by

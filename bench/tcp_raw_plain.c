@@ -45,24 +45,6 @@ struct popts {
 	int json;
 };
 
-static uint64_t pnow(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static double cpu_s(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -211,14 +193,14 @@ static void *flow_recv(void *arg)
 			ssize_t r;
 
 			while ((r = recv(fd, buf, len, 0)) > 0) {
-				uint64_t now = pnow();
+				uint64_t now = now_ns();
 
 				if (!first)
 					first = now;
 				if (!f->t0) {
 					if (now - first >= warm) {
 						f->t0 = now;
-						f->c0 = cpu_s();
+						f->c0 = cpu_now();
 					}
 					continue;
 				}
@@ -227,7 +209,7 @@ static void *flow_recv(void *arg)
 					f->t1 = now;
 				} else if (!f->c1_set) {
 					f->c1_set = 1;
-					f->c1 = cpu_s();
+					f->c1 = cpu_now();
 				}
 			}
 			if (r == 0) {
@@ -237,7 +219,7 @@ static void *flow_recv(void *arg)
 		}
 	}
 	if (!f->c1_set)
-		f->c1 = cpu_s();
+		f->c1 = cpu_now();
 out:
 	if (ep >= 0)
 		close(ep);
@@ -377,18 +359,18 @@ static int run_pingpong(const struct popts *o)
 	pthread_create(&th, NULL, pp_echo, &echo);
 	for (i = 0; i < o->warm + n && !r; i++) {
 		if (i == o->warm) {
-			c0 = cpu_s();
-			w0 = (double)pnow();
+			c0 = cpu_now();
+			w0 = (double)now_ns();
 		}
-		t0 = pnow();
+		t0 = now_ns();
 		r = xfer(c, buf, o->size, 1);
 		if (!r)
 			r = xfer(c, buf, o->size, 0);
 		if (i >= o->warm)
-			t[i - o->warm] = pnow() - t0;
+			t[i - o->warm] = now_ns() - t0;
 	}
-	c1 = cpu_s();
-	w1 = (double)pnow();
+	c1 = cpu_now();
+	w1 = (double)now_ns();
 	pthread_join(th, NULL);
 	if (r || echo.err) {
 		fprintf(stderr, "tcp_raw: pingpong: %s\n",
@@ -425,10 +407,10 @@ static int run_connrate(const struct popts *o)
 		fprintf(stderr, "tcp_raw: connrate set-up failed\n");
 		return 1;
 	}
-	t0 = pnow();
+	t0 = now_ns();
 	for (i = 0; i < n && !r; i++)
 		r = pair(lfd, &a, o->cc, 1, &sf[i], &cf[i]);
-	t1 = pnow();
+	t1 = now_ns();
 	if (r) {
 		fprintf(stderr, "tcp_raw: connection %lu of %lu: %s\n", i, n,
 			strerror(-r));
