@@ -37,6 +37,7 @@
 
 #include "cm/cm_int.h"
 #include "cm/cm_mpa_term.h"
+#include "util/log.h"
 #include "io/ep.h"
 #include "io/net.h"
 #include "util/mem.h"
@@ -203,18 +204,72 @@ static void cm_reap_cb(void *arg)
 }
 
 /*
- * Responder whose peer sent no FPDU within responder_tx_wait_ms: RFC 5044
- * §7.1 wants the responder to wait for the initiator's first FPDU, but Linux
- * siw never does and applications written for it (perftest's ib_write_lat,
- * whose server writes first) deadlock against a responder that obeys. The
- * application opted in to transmitting anyway.
+ * Responder without an RFC 6581 RTR (a rev 1 exchange, or an initiator
+ * that did not ask for peer-to-peer, as Linux siw never does): RFC 5044
+ * §7.1 wants it to send nothing before the initiator's first FPDU. Linux
+ * siw never waits, and applications written for it (a server that Sends
+ * right after ESTABLISHED, perftest's ib_write_lat server) deadlock against
+ * a responder that obeys. So (docs/message-order.md): with
+ * responder_tx_wait_ms > 0 (default 1000) we transmit once that long has
+ * passed without a first FPDU; with 0 we keep waiting. Either way work
+ * held back that long is never silent: a debug log line and
+ * IWARP_EVENT_QP_TX_HELD, once a connection.
  */
+#define CM_TX_HELD_BOUND_MS 1000 /* report bound when waiting forever */
+#define CM_TX_HELD_POLL_MS 250	 /* recheck period when waiting forever */
+
+static void cm_txopen_cb(void *arg);
+
+static void cm_tx_held_report(struct cm_id *id, uint64_t waited_ms)
+{
+	struct iwarp_async_event ev;
+
+	if (id->held_reported || !id->pub.qp)
+		return;
+	id->held_reported = true;
+	iw_log("qp %u: responder send held %llu ms: the initiator has sent no "
+	       "FPDU and no RFC 6581 RTR was negotiated (RFC 5044 §7.1); %s",
+	       id->pub.qp->qp_num, (unsigned long long)waited_ms,
+	       id->resp_wait_ms > 0
+		       ? "sending anyway (responder_tx_wait_ms)"
+		       : "still waiting (responder_tx_wait_ms 0)");
+	memset(&ev, 0, sizeof(ev));
+	ev.element.qp = id->pub.qp;
+	ev.event_type = IWARP_EVENT_QP_TX_HELD;
+	ctx_async_push(id->pub.verbs, &ev);
+}
+
 static void cm_txopen_cb(void *arg)
 {
 	struct cm_id *id = arg;
+	uint64_t now;
 
-	if (id->conn)
+	if (!id->conn || id->state != CM_S_ESTABLISHED)
+		return;
+	if (id->resp_wait_ms > 0) {
+		if (qp_conn_tx_held(id->conn))
+			cm_tx_held_report(id, (uint64_t)id->resp_wait_ms);
 		qp_conn_tx_open(id->conn);
+		return;
+	}
+	/* waiting however long: say so once work has waited the bound */
+	if (!qp_conn_tx_held(id->conn)) {
+		id->held_since_ms = 0;
+		if (qp_conn_tx_waiting(id->conn))
+			engine_timer_start(id->eng, &id->txopen,
+					   CM_TX_HELD_POLL_MS, cm_txopen_cb,
+					   id);
+		return;
+	}
+	now = cm_now_ms();
+	if (!id->held_since_ms)
+		id->held_since_ms = now;
+	if (now - id->held_since_ms >= CM_TX_HELD_BOUND_MS) {
+		cm_tx_held_report(id, now - id->held_since_ms);
+		return;
+	}
+	engine_timer_start(id->eng, &id->txopen, CM_TX_HELD_POLL_MS,
+			   cm_txopen_cb, id);
 }
 
 /*
@@ -258,9 +313,23 @@ static void cm_handoff(struct cm_id *id)
 	id->ep = NULL; /* the datapath owns it now */
 	id->conn = conn;
 	id->state = CM_S_ESTABLISHED;
-	if (!initiator && id->resp_wait_ms > 0)
+	if (!initiator && !m->res.p2p) {
+		/* RFC 5044 §7.1 without an RFC 6581 RTR: see cm_txopen_cb */
+		iw_log("qp %u: responder without RTR (MPA rev %u%s): first "
+		       "FPDU from the initiator awaited, %s",
+		       id->pub.qp->qp_num, (unsigned int)m->res.rev,
+		       m->res.enhanced ? ", peer did not ask for peer-to-peer"
+				       : "",
+		       id->resp_wait_ms > 0 ? "bounded by responder_tx_wait_ms"
+					    : "without bound");
+		id->held_since_ms = 0;
+		id->held_reported = false;
 		engine_timer_start(id->eng, &id->txopen,
-				   (uint64_t)id->resp_wait_ms, cm_txopen_cb, id);
+				   id->resp_wait_ms > 0
+					   ? (uint64_t)id->resp_wait_ms
+					   : CM_TX_HELD_POLL_MS,
+				   cm_txopen_cb, id);
+	}
 	if (initiator)
 		pd = cm_mpa_peer_pdata(m, &pdlen);
 	cm_event_push(id, NULL, IWARP_CM_EVENT_ESTABLISHED, 0, pd, pdlen,

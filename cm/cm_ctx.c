@@ -62,8 +62,12 @@ struct engine *cm_ctx_engine(struct iwarp_context *ctx)
 
 void cm_ctx_mpa_params(struct iwarp_context *ctx, struct mpa_neg_params *p)
 {
-	const struct iwarp_context_attr *a = &ctx->attr;
+	cm_attr_mpa_params(&ctx->attr, p);
+}
 
+void cm_attr_mpa_params(const struct iwarp_context_attr *a,
+			struct mpa_neg_params *p)
+{
 	mpa_neg_params_init(p);
 	p->rev = a->mpa_rev == 1 ? MPA_REV_1 : MPA_REV_2;
 	switch (a->crc) {
@@ -82,8 +86,9 @@ void cm_ctx_mpa_params(struct iwarp_context *ctx, struct mpa_neg_params *p)
 	p->rdmap_ext = a->rdmap_ext != 0; /* RFC 7306 offer (mpa_negotiate.h) */
 	/*
 	 * RFC 6581 §5/§9.2: as initiator we offer exactly the configured RTR
-	 * type; as responder we accept Write and Read (as siw) and also the
-	 * configured type (a zero-length Send when asked for).
+	 * type, or Write and Read for IWARP_P2P_AUTO (what siw offers; the
+	 * responder picks); as responder we accept Write and Read (as siw)
+	 * and also the configured type (a zero-length Send when asked for).
 	 */
 	p->p2p = a->p2p != IWARP_P2P_NONE && p->rev == MPA_REV_2;
 	switch (a->p2p) {
@@ -96,6 +101,7 @@ void cm_ctx_mpa_params(struct iwarp_context *ctx, struct mpa_neg_params *p)
 	case IWARP_P2P_SEND:
 		p->rtr_mask = MPA_RTR_SEND;
 		break;
+	case IWARP_P2P_AUTO:
 	case IWARP_P2P_NONE:
 	default:
 		p->rtr_mask = MPA_RTR_WRITE | MPA_RTR_READ;

@@ -128,6 +128,8 @@ struct cm_id {
 	struct engine_timer timer;     /* MPA deadline, grace, linger */
 	struct engine_timer reap;      /* deferred qp_conn_destroy */
 	struct engine_timer txopen;    /* responder_tx_wait_ms */
+	uint64_t held_since_ms;	       /* responder: first seen TX held */
+	bool held_reported;	       /* IWARP_EVENT_QP_TX_HELD raised */
 	struct cm_mpa *mpa;	       /* handshake state (allocated) */
 	uint8_t conn_ird, conn_ord;    /* connect/accept IRD/ORD */
 	uint64_t req_sent_ms;	       /* initiator: MPA Request queued */
@@ -205,6 +207,9 @@ struct engine *cm_ctx_engine(struct iwarp_context *ctx);
 
 /* Fills |p| with the MPA parameters of |ctx|'s attributes. */
 void cm_ctx_mpa_params(struct iwarp_context *ctx, struct mpa_neg_params *p);
+/* The same from context attributes |a| (unit tests use it directly). */
+void cm_attr_mpa_params(const struct iwarp_context_attr *a,
+			struct mpa_neg_params *p);
 
 /* FPDU size cap of |ctx| (0 = the TCP MSS). */
 size_t cm_ctx_fpdu_max(struct iwarp_context *ctx);

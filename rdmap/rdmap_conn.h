@@ -442,6 +442,13 @@ bool rdmap_conn_tx_pending(const struct rdmap_conn *c);
 /* Responder: transmit before the initiator's first FPDU arrived. */
 void rdmap_conn_tx_open(struct rdmap_conn *c);
 
+/* Responder: true while the way out is still closed (no first FPDU from
+ * the initiator yet, RFC 5044 §7.1) and the send queue holds work. */
+bool rdmap_conn_tx_held(const struct rdmap_conn *c);
+
+/* Responder: true while the way out is still closed (work or not). */
+bool rdmap_conn_tx_waiting(const struct rdmap_conn *c);
+
 /*
  * Region reference |ref| is being revoked (deregistration): the engine
  * stops using it as soon as it can. An inbound segment being placed into

@@ -768,6 +768,18 @@ void rdmap_conn_tx_open(struct rdmap_conn *c)
 	conn_tx_kick(c);
 }
 
+bool rdmap_conn_tx_waiting(const struct rdmap_conn *c)
+{
+	return !c->tx_enabled && c->state == RDMAP_CONN_RUN && c->bound;
+}
+
+bool rdmap_conn_tx_held(const struct rdmap_conn *c)
+{
+	if (!rdmap_conn_tx_waiting(c))
+		return false;
+	return c->sq_active || c->ops->sq_pending(c->owner);
+}
+
 bool rdmap_conn_tx_pending(const struct rdmap_conn *c)
 {
 	if (c->state == RDMAP_CONN_CLOSED)

@@ -6,8 +6,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cm/cm_int.h"
 #include "iwarp/iwarp.h"
 #include "mpa/mpa_negotiate.h"
 #include "testutil.h"
@@ -1116,6 +1118,97 @@ START_TEST(test_initiator_rtr_rules)
 END_TEST
 
 /*
+ * The default context attributes as MPA parameters (IWARP_P2P_AUTO, rev 2):
+ * A with Write and Read offered (RFC 6581 §5), ORD >= 1 for the Read RTR
+ * (§7) also when the ULP asked for 0; with rev 1 or IWARP_P2P_NONE no A
+ * (the bits live in the enhanced header). Our responder with the defaults:
+ * siw's initiator Request (no A) gets no P2P, so no RTR; cxgb4's default
+ * offer (Read only) gets Read; our own default offer gets Write.
+ */
+START_TEST(test_default_context_offer)
+{
+	static const uint8_t want[] = {HDR_REQ(0x10, 2, 4), 0x80, 0x80, 0xc0,
+				       0x01};
+	static const uint8_t siw_req[] = {HDR_REQ(0x10, 2, 4), 0x00, 0x01,
+					  0x00, 0x01};
+	static const uint8_t cxgb_req[] = {HDR_REQ(0x10, 2, 4), 0x80, 0x10,
+					   0x40, 0x10};
+	static const uint8_t want_rev1[] = {HDR_REQ(0x00, 1, 0)};
+	struct iwarp_context_attr a;
+	struct mpa_neg_params p, pr;
+	struct mpa_neg_result res;
+	struct mpa_neg_reply reply;
+	uint8_t out[64];
+
+	unsetenv("IWARP_P2P");
+	unsetenv("IWARP_MPA_REV");
+	unsetenv("IWARP_CRC");
+	unsetenv("IWARP_MARKERS");
+	unsetenv("IWARP_RESPONDER_TX_WAIT_MS");
+	iwarp_context_attr_init(&a);
+	ck_assert_int_eq(a.p2p, IWARP_P2P_AUTO);
+	ck_assert_uint_eq(a.responder_tx_wait_ms, 1000);
+	cm_attr_mpa_params(&a, &p);
+	ck_assert(p.p2p);
+	ck_assert_uint_eq(p.rtr_mask, MPA_RTR_WRITE | MPA_RTR_READ);
+	p.ord = 0; /* perftest's Write tests ask for initiator_depth 0 */
+	ck_assert_int_eq(mpa_neg_request_encode(&p, NULL, 0, out, sizeof(out)),
+			 24);
+	ck_assert_mem_eq(out, want, sizeof(want));
+
+	cm_attr_mpa_params(&a, &pr);
+	ck_assert_int_eq(mpa_neg_responder_process(&pr, want, sizeof(want),
+						   &res, &reply),
+			 24);
+	ck_assert(res.p2p && reply.rr.p2p);
+	ck_assert_int_eq(res.rtr, MPA_RTR_WRITE);
+	ck_assert_int_eq(mpa_neg_responder_process(&pr, cxgb_req,
+						   sizeof(cxgb_req), &res,
+						   &reply),
+			 24);
+	ck_assert(res.p2p && reply.rr.p2p);
+	ck_assert_int_eq(res.rtr, MPA_RTR_READ);
+	ck_assert_int_eq(mpa_neg_responder_process(&pr, siw_req,
+						   sizeof(siw_req), &res,
+						   &reply),
+			 24);
+	ck_assert(!res.p2p && !reply.rr.p2p);
+	ck_assert_int_eq(res.rtr, MPA_RTR_NONE);
+
+	/* siw's Reply to our default offer (docs/interop-notes.md §10) */
+	{
+		static const uint8_t siw_rep[] = {HDR_REP(0x10, 2, 4), 0x80,
+						  0x01, 0x80, 0x80};
+
+		ck_assert_int_eq(init_run(&p, siw_rep, sizeof(siw_rep), &res),
+				 24);
+		ck_assert(res.p2p);
+		ck_assert_int_eq(res.rtr, MPA_RTR_WRITE);
+	}
+
+	a.mpa_rev = 1;
+	cm_attr_mpa_params(&a, &p);
+	ck_assert(!p.p2p);
+	ck_assert_int_eq(mpa_neg_request_encode(&p, NULL, 0, out, sizeof(out)),
+			 20);
+	ck_assert_mem_eq(out, want_rev1, sizeof(want_rev1));
+	a.mpa_rev = 2;
+	a.p2p = IWARP_P2P_NONE;
+	cm_attr_mpa_params(&a, &p);
+	ck_assert(!p.p2p);
+
+	setenv("IWARP_P2P", "none", 1);
+	iwarp_context_attr_init(&a);
+	ck_assert_int_eq(a.p2p, IWARP_P2P_NONE);
+	setenv("IWARP_P2P", "auto", 1);
+	a.p2p = IWARP_P2P_NONE;
+	iwarp_context_attr_init(&a);
+	ck_assert_int_eq(a.p2p, IWARP_P2P_AUTO);
+	unsetenv("IWARP_P2P");
+}
+END_TEST
+
+/*
  * RFC 6581 §7 (cxgb3 96ac7e88): offering a Read RTR needs ORD >= 1 on the
  * active side. Interop bug: with initiator_depth 0 (perftest Write tests)
  * our Request said `80 00 40 00` (ORD 0), siw sized its IRD to 0 and
@@ -1403,6 +1496,7 @@ static Suite *mpa_negotiate_suite(void)
 	tcase_add_test(ti, test_initiator_ird_ord);
 	tcase_add_test(ti, test_initiator_rtr_rules);
 	tcase_add_test(ti, test_request_read_rtr_ord);
+	tcase_add_test(ti, test_default_context_offer);
 	tcase_add_test(tm, test_params);
 	tcase_add_test(tm, test_loopback_both_roles);
 	tcase_add_test(tm, test_rtr_messages);

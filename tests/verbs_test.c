@@ -145,12 +145,15 @@ START_TEST(test_attr_defaults)
 	unsetenv("IWARP_P2P");
 	unsetenv("IWARP_FPDU_MAX");
 	unsetenv("IWARP_CC");
+	unsetenv("IWARP_RESPONDER_TX_WAIT_MS");
 	memset(&a, 0xa5, sizeof(a));
 	iwarp_context_attr_init(&a);
 	ck_assert_int_eq(a.mpa_rev, 2);
 	ck_assert_int_eq(a.crc, IWARP_CRC_OFF);
 	ck_assert_int_eq(a.markers, 0);
-	ck_assert_int_eq(a.p2p, IWARP_P2P_NONE);
+	/* RFC 6581 RTR offered by default, bounded wait without one */
+	ck_assert_int_eq(a.p2p, IWARP_P2P_AUTO);
+	ck_assert_uint_eq(a.responder_tx_wait_ms, 1000);
 	ck_assert_uint_eq(a.fpdu_max, 0);
 	ck_assert_int_eq(a.progress, IWARP_PROGRESS_ADAPTIVE);
 	ck_assert_uint_eq(a.busy_poll_us, 0);
@@ -217,8 +220,14 @@ START_TEST(test_attr_env)
 	ck_assert_int_eq(a.crc, IWARP_CRC_OFF);
 	ck_assert_int_eq(a.mpa_rev, 2);
 	ck_assert_int_eq(a.markers, 0);
-	ck_assert_int_eq(a.p2p, IWARP_P2P_NONE);
+	ck_assert_int_eq(a.p2p, IWARP_P2P_AUTO);
 	ck_assert_uint_eq(a.fpdu_max, 0);
+	setenv("IWARP_P2P", "NONE", 1);
+	iwarp_context_attr_init(&a);
+	ck_assert_int_eq(a.p2p, IWARP_P2P_NONE);
+	setenv("IWARP_P2P", "auto", 1);
+	iwarp_context_attr_init(&a);
+	ck_assert_int_eq(a.p2p, IWARP_P2P_AUTO);
 	setenv("IWARP_FPDU_MAX", "70000", 1);
 	setenv("IWARP_CRC", "REQUEST", 1);
 	iwarp_context_attr_init(&a);
@@ -242,7 +251,7 @@ START_TEST(test_open_invalid)
 		bad[i] = a;
 	bad[0].mpa_rev = 3;
 	bad[1].crc = (enum iwarp_crc_policy)3;
-	bad[2].p2p = (enum iwarp_p2p_rtr)4;
+	bad[2].p2p = (enum iwarp_p2p_rtr)5;
 	bad[3].progress = (enum iwarp_progress_mode)4;
 	bad[4].markers = 2;
 	bad[5].fpdu_max = 10;

@@ -30,6 +30,9 @@
 #define CTX_REPLY_GRACE_MS 10
 #define CTX_REPLY_GRACE_MAX_MS 1000
 #define CTX_RESP_TX_WAIT_MAX_MS 60000
+/* rev 1 / no-RTR responder: send after this long without a first FPDU
+ * from the initiator (docs/message-order.md) */
+#define CTX_RESP_TX_WAIT_MS 1000
 #define CTX_FPDU_MIN 64     /* room for MPA + DDP + RDMAP headers and data */
 #define CTX_FPDU_MAX 65535  /* ULPDU_Length is 16 bits (RFC 5044 §4.1) */
 #define CTX_CC_NAME_LEN 32  /* sizeof(ctx->cc_name) */
@@ -63,7 +66,8 @@ static void attr_apply_env(struct iwarp_context_attr *attr)
 	static const char *const progress[] = {"adaptive", "latency", "cpu",
 					       "inline"};
 	static const char *const crc[] = {"off", "request", "require"};
-	static const char *const p2p[] = {"none", "write", "read", "send"};
+	static const char *const p2p[] = {"none", "write", "read", "send",
+					  "auto"};
 	const char *v;
 	long n;
 	int i;
@@ -75,7 +79,7 @@ static void attr_apply_env(struct iwarp_context_attr *attr)
 	if (v && (i = env_pick(v, crc, 3)) >= 0)
 		attr->crc = (enum iwarp_crc_policy)i;
 	v = getenv("IWARP_P2P");
-	if (v && (i = env_pick(v, p2p, 4)) >= 0)
+	if (v && (i = env_pick(v, p2p, 5)) >= 0)
 		attr->p2p = (enum iwarp_p2p_rtr)i;
 	v = getenv("IWARP_MPA_REV");
 	if (v && (n = env_number(v, 1, 2)) > 0)
@@ -109,7 +113,9 @@ IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr)
 	attr->mpa_rev = 2;
 	attr->crc = IWARP_CRC_OFF;
 	attr->markers = 0;
-	attr->p2p = IWARP_P2P_NONE;
+	/* RFC 6581: an RTR whenever the peer speaks MPA rev 2, so either
+	 * side may send first (docs/message-order.md) */
+	attr->p2p = IWARP_P2P_AUTO;
 	attr->fpdu_max = 0;
 	attr->progress = IWARP_PROGRESS_ADAPTIVE;
 	attr->busy_poll_us = 0;
@@ -118,6 +124,7 @@ IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr)
 	attr->mpa_rep_timeout_ms = CTX_MPA_REP_TIMEOUT_MS;
 	attr->max_private_data = IW_MAX_PRIVATE_DATA;
 	attr->mpa_reply_grace_ms = CTX_REPLY_GRACE_MS;
+	attr->responder_tx_wait_ms = CTX_RESP_TX_WAIT_MS;
 	attr_apply_env(attr);
 }
 
@@ -127,7 +134,7 @@ static int attr_validate(const struct iwarp_context_attr *a)
 	if (a->mpa_rev != 1 && a->mpa_rev != 2)
 		return -EINVAL;
 	if ((unsigned int)a->crc > IWARP_CRC_REQUIRE ||
-	    (unsigned int)a->p2p > IWARP_P2P_SEND ||
+	    (unsigned int)a->p2p > IWARP_P2P_AUTO ||
 	    (unsigned int)a->progress > IWARP_PROGRESS_INLINE)
 		return -EINVAL;
 	if (a->markers != 0 && a->markers != 1)

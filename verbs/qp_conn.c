@@ -462,3 +462,13 @@ void qp_conn_tx_open(struct qp_conn *conn)
 {
 	rdmap_conn_tx_open(conn->rc);
 }
+
+bool qp_conn_tx_held(const struct qp_conn *conn)
+{
+	return conn->rc && rdmap_conn_tx_held(conn->rc);
+}
+
+bool qp_conn_tx_waiting(const struct qp_conn *conn)
+{
+	return conn->rc && rdmap_conn_tx_waiting(conn->rc);
+}

@@ -134,6 +134,11 @@ void qp_conn_term_expired(struct qp_conn *conn);
 bool qp_conn_tx_pending(const struct qp_conn *conn);
 void qp_conn_tx_open(struct qp_conn *conn);
 
+/* rdmap_conn_tx_held() of the connection. */
+bool qp_conn_tx_held(const struct qp_conn *conn);
+/* rdmap_conn_tx_waiting() of the connection. */
+bool qp_conn_tx_waiting(const struct qp_conn *conn);
+
 /*
  * Region |stag| is being deregistered: every conn of |ctx| lets go of it
  * (rdmap_conn_mem_revoke). Engine thread. Returns true while some conn

@@ -61,6 +61,8 @@ IWARP_EXPORT const char *iwarp_event_type_str(enum iwarp_event_type type)
 		return "SRQ limit reached";
 	case IWARP_EVENT_SRQ_ERR:
 		return "SRQ catastrophic error";
+	case IWARP_EVENT_QP_TX_HELD:
+		return "responder send held: no FPDU from the initiator yet";
 	}
 	return "unknown";
 }

@@ -205,6 +205,9 @@ enum iwarp_p2p_rtr {
 	IWARP_P2P_WRITE = 1, /* zero-length RDMA Write RTR */
 	IWARP_P2P_READ = 2,  /* zero-length RDMA Read RTR */
 	IWARP_P2P_SEND = 3,  /* zero-length Send RTR */
+	IWARP_P2P_AUTO = 4,  /* default: as initiator (MPA rev 2) offer Write
+			      * and Read RTR, the responder picks (siw picks
+			      * Write); a rev 1 exchange has no RTR */
 };
 
 /* How the progress engine waits for work. */
@@ -223,7 +226,7 @@ struct iwarp_context_attr {
 	int mpa_rev;                       /* 1 or 2 (RFC 6581 enhanced); default 2 */
 	enum iwarp_crc_policy crc;         /* default IWARP_CRC_OFF */
 	int markers;                       /* ask the peer to insert MPA markers toward us */
-	enum iwarp_p2p_rtr p2p;            /* default IWARP_P2P_NONE */
+	enum iwarp_p2p_rtr p2p;            /* default IWARP_P2P_AUTO */
 	uint32_t fpdu_max;                 /* max FPDU octets; 0 = the TCP MSS */
 	enum iwarp_progress_mode progress; /* default IWARP_PROGRESS_ADAPTIVE */
 	uint32_t busy_poll_us;             /* upper bound of the busy-poll window; 0 = default */
@@ -241,8 +244,11 @@ struct iwarp_context_attr {
 					    * was established, transmit anyway (what
 					    * Linux siw always does; perftest's
 					    * ib_write_lat server writes first);
-					    * 0 = wait for it, as RFC 5044 §7.1
-					    * requires (default); 1..60000 */
+					    * default 1000; 0 = wait for it
+					    * however long, as RFC 5044 §7.1
+					    * requires; 1..60000. Either way work
+					    * held back that long raises
+					    * IWARP_EVENT_QP_TX_HELD (iwarp(7)) */
 	/* RFC 7306 RDMAP extensions (Immediate Data, atomics): offered in
 	 * the MPA exchange and used on a connection only when both sides
 	 * asked (iwarp(7)); default 0, env IWARP_RDMAP_EXT=1 */
@@ -648,6 +654,10 @@ enum iwarp_event_type {
 	IWARP_EVENT_QP_LAST_WQE_REACHED = 7,
 	IWARP_EVENT_SRQ_LIMIT_REACHED = 12,
 	IWARP_EVENT_SRQ_ERR = 13,
+	/* libiwarp: a responder QP has work waiting because the initiator has
+	 * sent no FPDU yet (RFC 5044 §7.1, no RFC 6581 RTR negotiated), for
+	 * responder_tx_wait_ms (or 1 s when that is 0); at most once a QP */
+	IWARP_EVENT_QP_TX_HELD = 32,
 };
 
 struct iwarp_async_event {

@@ -59,7 +59,7 @@ static void usage(FILE *f)
 		"      --crc             require MPA CRC32c\n"
 		"      --markers         ask the peer for MPA markers\n"
 		"      --mpa-rev=1|2     MPA revision (default 2)\n"
-		"      --p2p=none|write|read|send   RFC 6581 RTR message\n"
+		"      --p2p=none|write|read|send|auto  RFC 6581 RTR message\n"
 		"      --cc=NAME         TCP congestion control\n"
 		"      --progress=adaptive|latency|cpu|inline  engine mode\n"
 		"                        (default adaptive; inline with --latency)\n"
@@ -272,6 +272,7 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 			else if (!strcmp(optarg, "write")) o->p2p = IWARP_P2P_WRITE;
 			else if (!strcmp(optarg, "read")) o->p2p = IWARP_P2P_READ;
 			else if (!strcmp(optarg, "send")) o->p2p = IWARP_P2P_SEND;
+			else if (!strcmp(optarg, "auto")) o->p2p = IWARP_P2P_AUTO;
 			else goto bad;
 			break;
 		case OPT_CC: o->cc = optarg; break;
@@ -361,17 +362,11 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		a.markers = 1;
 	if (o->mpa_rev)
 		a.mpa_rev = o->mpa_rev;
+	/* run_iter_lat_write: the server (our MPA responder on the data
+	 * connection) writes first; the default IWARP_P2P_AUTO RTR lets it
+	 * (RFC 6581 §7, iwarp_bw(1)) */
 	if (o->p2p_set)
 		a.p2p = o->p2p;
-	else if (o->latency && o->verb == BW_WRITE && o->mpa_rev != 1)
-		/*
-		 * run_iter_lat_write: the server (our MPA responder on the
-		 * data connection) writes first, but a responder sends no
-		 * FPDU before the initiator's first one (RFC 5044 §7.1;
-		 * libiwarp enforces it, siw does not). An RFC 6581 Write
-		 * RTR from the initiator opens the way (iwarp_bw(1)).
-		 */
-		a.p2p = IWARP_P2P_WRITE;
 	if (o->latency && o->verb == BW_WRITE && !o->server &&
 	    !getenv("IWARP_RESPONDER_TX_WAIT_MS"))
 		/*

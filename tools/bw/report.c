@@ -93,6 +93,8 @@ static const char *p2p_name(enum iwarp_p2p_rtr p)
 		return "read";
 	case IWARP_P2P_SEND:
 		return "send";
+	case IWARP_P2P_AUTO:
+		return "auto";
 	case IWARP_P2P_NONE:
 	default:
 		return "none";

@@ -71,8 +71,8 @@ void ping_opts_usage(FILE *f)
 		"  --crc[=request|require|off]\n                        request MPA CRC32c (default: off, follow the peer)\n"
 		"  --markers             ask the peer to insert MPA markers (default: off)\n"
 		"  --mpa-rev 1|2         MPA revision; 2 = RFC 6581 enhanced (default 2)\n"
-		"  --p2p none|write|read|send\n"
-		"                        RFC 6581 ready-to-receive message (default none)\n"
+		"  --p2p none|write|read|send|auto\n"
+		"                        RFC 6581 ready-to-receive message (default auto)\n"
 		"  --timeout MS          bound of every wait for the peer (default %d)\n"
 		"  --listen-timeout MS   server: give up when no client connects in MS,\n"
 		"                        0 = wait forever (default 0)\n"
@@ -109,7 +109,8 @@ static int opts_pick(const char *s, const char *const *names, int n)
 	return -1;
 }
 
-static const char *const p2p_names[] = {"none", "write", "read", "send"};
+static const char *const p2p_names[] = {"none", "write", "read", "send",
+					"auto"};
 
 /* Handles one parsed option |op|. Returns 0, 1 (exit ok) or -EINVAL. */
 static int opts_one(struct ping_opts *o, int op, const char *arg)
@@ -193,10 +194,10 @@ static int opts_one(struct ping_opts *o, int op, const char *arg)
 		o->mpa_rev = (int)v;
 		return 0;
 	case OPT_P2P:
-		o->p2p = opts_pick(arg, p2p_names, 4);
+		o->p2p = opts_pick(arg, p2p_names, 5);
 		if (o->p2p < 0) {
 			fprintf(stderr,
-				"iwarp_ping: --p2p must be none, write, read or send\n");
+				"iwarp_ping: --p2p must be none, write, read, send or auto\n");
 			return -EINVAL;
 		}
 		return 0;
