@@ -88,3 +88,11 @@ tests_stack_mw_test_SOURCES = tests/stack_mw_test.c $(STACK_TEST_SRC)
 tests_stack_mw_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_stack_mw_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/stack_order_test
+TESTS += tests/stack_order_test
+tests_stack_order_test_SOURCES = tests/stack_order_test.c $(STACK_TEST_SRC)
+tests_stack_order_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_stack_order_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

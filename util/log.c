@@ -11,19 +11,12 @@
 
 #include "util/log.h"
 
-static int log_state; /* 0 unknown, 1 off, 2 on (racy init is harmless) */
-
 bool iw_log_enabled(void)
 {
-	int st = __atomic_load_n(&log_state, __ATOMIC_RELAXED);
-	const char *v;
+	/* read each time: log lines are rare, and a test may set it late */
+	const char *v = getenv("IWARP_DEBUG");
 
-	if (!st) {
-		v = getenv("IWARP_DEBUG");
-		st = v && *v && strcmp(v, "0") ? 2 : 1;
-		__atomic_store_n(&log_state, st, __ATOMIC_RELAXED);
-	}
-	return st == 2;
+	return v && *v && strcmp(v, "0") != 0;
 }
 
 void iw_log(const char *fmt, ...)

@@ -1,6 +1,6 @@
 /*
  * util/log.h: the library's debug log. Off unless the environment variable
- * IWARP_DEBUG is set to a non-empty value other than "0" (read once); lines
+ * IWARP_DEBUG is set to a non-empty value other than "0"; lines
  * go to stderr prefixed with "libiwarp: ". For conditions an application
  * would otherwise have to guess at (iwarp(7) DEBUG LOG).
  */
@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-/* True when IWARP_DEBUG enables the log. Thread-safe. */
+/* True when IWARP_DEBUG enables the log. Thread-safe (getenv). */
 bool iw_log_enabled(void);
 
 /* Writes one line (printf format, no trailing newline needed) when the log
