@@ -136,6 +136,11 @@ define_cases() {
 		add p2p "p2p-bw-write-hc-$crc" bw "role=hc test=write size=65536 iters=200 ours='--p2p=$crc' wire=off"
 		add p2p "p2p-bw-send-gc-$crc" bw "role=gc test=send size=65536 iters=200 ours='--p2p=$crc' wire=off"
 	done
+	# our default (IWARP_P2P_AUTO: Write and Read RTR offered, siw picks
+	# Write) against siw that asks for an RTR itself as initiator
+	add p2p p2p-ping-hc-auto ping "role=hc size=4096 wire=off"
+	add p2p p2p-ping-gc-auto ping "role=gc size=4096 wire=off"
+	add p2p p2p-bw-read-hc-auto bw "role=hc test=read size=65536 iters=50 wire=off"
 	# siw built with mpa_version=1: siw initiates MPA rev 1 (our side
 	# answers rev 1); Sends, Writes and (rping's IRD 1) Reads work
 	add mpa-v1 rev1-send-gc bw "role=gc test=send size=4096 iters=200 wire=off"
