@@ -216,9 +216,7 @@ static void cm_reap_cb(void *arg)
  * IWARP_EVENT_QP_TX_HELD, once a connection.
  */
 #define CM_TX_HELD_BOUND_MS 1000 /* report bound when waiting forever */
-#define CM_TX_HELD_POLL_MS 250	 /* recheck period when waiting forever */
-
-static void cm_txopen_cb(void *arg);
+#define CM_TX_HELD_POLL_MS  250	 /* recheck period when waiting forever */
 
 static void cm_tx_held_report(struct cm_id *id, uint64_t waited_ms)
 {
@@ -230,9 +228,8 @@ static void cm_tx_held_report(struct cm_id *id, uint64_t waited_ms)
 	iw_log("qp %u: responder send held %llu ms: the initiator has sent no "
 	       "FPDU and no RFC 6581 RTR was negotiated (RFC 5044 §7.1); %s",
 	       id->pub.qp->qp_num, (unsigned long long)waited_ms,
-	       id->resp_wait_ms > 0
-		       ? "sending anyway (responder_tx_wait_ms)"
-		       : "still waiting (responder_tx_wait_ms 0)");
+	       id->resp_wait_ms > 0 ? "sending anyway (responder_tx_wait_ms)"
+				    : "still waiting (responder_tx_wait_ms 0)");
 	memset(&ev, 0, sizeof(ev));
 	ev.element.qp = id->pub.qp;
 	ev.event_type = IWARP_EVENT_QP_TX_HELD;

@@ -1129,8 +1129,8 @@ START_TEST(test_default_context_offer)
 {
 	static const uint8_t want[] = {HDR_REQ(0x10, 2, 4), 0x80, 0x80, 0xc0,
 				       0x01};
-	static const uint8_t siw_req[] = {HDR_REQ(0x10, 2, 4), 0x00, 0x01,
-					  0x00, 0x01};
+	static const uint8_t siw_req[] = {HDR_REQ(0x10, 2, 4), 0x00, 0x01, 0x00,
+					  0x01};
 	static const uint8_t cxgb_req[] = {HDR_REQ(0x10, 2, 4), 0x80, 0x10,
 					   0x40, 0x10};
 	static const uint8_t want_rev1[] = {HDR_REQ(0x00, 1, 0)};
@@ -1162,15 +1162,13 @@ START_TEST(test_default_context_offer)
 			 24);
 	ck_assert(res.p2p && reply.rr.p2p);
 	ck_assert_int_eq(res.rtr, MPA_RTR_WRITE);
-	ck_assert_int_eq(mpa_neg_responder_process(&pr, cxgb_req,
-						   sizeof(cxgb_req), &res,
-						   &reply),
+	ck_assert_int_eq(mpa_neg_responder_process(
+				 &pr, cxgb_req, sizeof(cxgb_req), &res, &reply),
 			 24);
 	ck_assert(res.p2p && reply.rr.p2p);
 	ck_assert_int_eq(res.rtr, MPA_RTR_READ);
-	ck_assert_int_eq(mpa_neg_responder_process(&pr, siw_req,
-						   sizeof(siw_req), &res,
-						   &reply),
+	ck_assert_int_eq(mpa_neg_responder_process(
+				 &pr, siw_req, sizeof(siw_req), &res, &reply),
 			 24);
 	ck_assert(!res.p2p && !reply.rr.p2p);
 	ck_assert_int_eq(res.rtr, MPA_RTR_NONE);

@@ -32,9 +32,9 @@ struct order_case {
 	const char *name;
 	int rev;
 	enum iwarp_p2p_rtr p2p;
-	int defaults;	 /* 1: p2p from iwarp_context_attr_init */
+	int defaults;	  /* 1: p2p from iwarp_context_attr_init */
 	uint32_t wait_ms; /* server's responder_tx_wait_ms */
-	int held;	 /* 1: IWARP_EVENT_QP_TX_HELD expected */
+	int held;	  /* 1: IWARP_EVENT_QP_TX_HELD expected */
 };
 
 static const struct order_case cases[] = {
