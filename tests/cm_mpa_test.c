@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm/cm_int.h"
 #include "cm/cm_mpa.h"
 #include "cm/cm_mpa_term.h"
 #include "iwarp/iwarp.h"
@@ -678,6 +679,49 @@ START_TEST(test_back_to_back)
 }
 END_TEST
 
+/*
+ * Both sides with the default context attributes (IWARP_P2P_AUTO, rev 2),
+ * at every split: the initiator offers Write and Read RTR, the responder
+ * picks Write (RFC 6581 §9.2), both agree, so the initiator's first FPDU
+ * will be the RTR (RFC 6581 §7). With initiator depth 0 the offered Read
+ * RTR still gets an ORD slot. _i 1: the initiator at MPA rev 1: no P2P.
+ */
+START_TEST(test_back_to_back_defaults)
+{
+	static struct cm_mpa ini, rsp;
+	struct iwarp_context_attr a;
+	struct mpa_neg_params pi, pr;
+	size_t chunk;
+
+	unsetenv("IWARP_P2P");
+	unsetenv("IWARP_MPA_REV");
+	iwarp_context_attr_init(&a);
+	cm_attr_mpa_params(&a, &pr);
+	if (_i)
+		a.mpa_rev = 1;
+	cm_attr_mpa_params(&a, &pi);
+	pi.ord = 0;
+	for (chunk = 1; chunk <= 64; chunk = chunk * 3 + 1) {
+		ck_assert_int_eq(cm_mpa_init(&ini, CM_MPA_INITIATOR, &pi, 0, 0),
+				 0);
+		ck_assert_int_eq(cm_mpa_init(&rsp, CM_MPA_RESPONDER, &pr, 0, 0),
+				 0);
+		ck_assert_int_eq(cm_mpa_start(&ini, NULL, 0, 0, 0), 0);
+		ck_assert_int_eq(pump(&ini, &rsp, chunk), CM_MPA_DONE);
+		ck_assert_int_eq(cm_mpa_accept(&rsp, NULL, 0, -1, -1), 0);
+		ck_assert_int_eq(pump(&rsp, &ini, chunk), CM_MPA_DONE);
+		ck_assert_int_eq(ini.res.p2p, !_i);
+		ck_assert_int_eq(rsp.res.p2p, !_i);
+		ck_assert_int_eq(ini.res.rtr, _i ? MPA_RTR_NONE : MPA_RTR_WRITE);
+		ck_assert_int_eq(rsp.res.rtr, ini.res.rtr);
+		if (!_i) {
+			ck_assert_uint_eq(ini.res.ord, 1); /* Read offered */
+			ck_assert_uint_ge(rsp.res.ird, 1);
+		}
+	}
+}
+END_TEST
+
 /* ---- TERMINATEs of the setup (cm/cm_mpa_term.h) ---- */
 
 START_TEST(test_term_llp_encode)
@@ -1058,6 +1102,7 @@ static Suite *cm_mpa_suite(void)
 	tcase_add_test(tc, test_term_llp_encode);
 	tcase_add_test(tc, test_initiator_reply_term);
 	tcase_add_test(tc, test_responder_rtr_check);
+	tcase_add_loop_test(tc, test_back_to_back_defaults, 0, 2);
 	tcase_add_loop_test(tc, test_back_to_back, 0,
 			    (int)(sizeof(combos) / sizeof(combos[0])));
 	suite_add_tcase(s, tc);
