@@ -712,7 +712,8 @@ START_TEST(test_back_to_back_defaults)
 		ck_assert_int_eq(pump(&rsp, &ini, chunk), CM_MPA_DONE);
 		ck_assert_int_eq(ini.res.p2p, !_i);
 		ck_assert_int_eq(rsp.res.p2p, !_i);
-		ck_assert_int_eq(ini.res.rtr, _i ? MPA_RTR_NONE : MPA_RTR_WRITE);
+		ck_assert_int_eq(ini.res.rtr,
+				 _i ? MPA_RTR_NONE : MPA_RTR_WRITE);
 		ck_assert_int_eq(rsp.res.rtr, ini.res.rtr);
 		if (!_i) {
 			ck_assert_uint_eq(ini.res.ord, 1); /* Read offered */
