@@ -498,11 +498,15 @@ run_case() {
 # it (Read Request B->A, Read Response A->B), Sends "go ahead", the client
 # Sends its rdma_buf advertisement, the server RDMA-Writes it and Sends
 # "go ahead": A->B 2N Sends + N Read Responses, B->A 2N Sends + N Read
-# Requests + N Writes. The client's disconnect sends no FPDU.
+# Requests + N Writes. The client's disconnect sends no FPDU. With MPA
+# rev 2 (|rtr| 1, the default) the client's first FPDU is the RFC 6581
+# zero-length Write RTR the default P2P offer ends up with (RFC 6581 §7).
 ping_expect() {
-	local n=$1
+	local n=$1 rtr=${2:-1}
 	printf '1 A->B 3 %d\n1 A->B 2 %d\n1 B->A 3 %d\n1 B->A 1 %d\n1 B->A 0 %d\n' \
 		$((2 * n)) "$n" $((2 * n)) "$n" "$n"
+	[ "$rtr" = 1 ] && printf '1 A->B 0 1\n'
+	return 0
 }
 
 # iwarp_bw (tools/bw; perftest's rdma_cm mode, one QP, no -a/-b/-D): MPA
@@ -521,19 +525,21 @@ ping_expect() {
 # Responses B->A; send: n Sends A->B, and B->A the receiver's credit
 # Writes (reap_recvs): one each time rcnt in 1..n has
 # (rcnt % rx_depth) % max(rx_depth / 3, 1) == 0.
+# Each connection (MPA rev 2, default P2P offer) starts A->B with a
+# zero-length Write RTR (RFC 6581 §7), counted with opcode 0.
 bw_expect() {
 	local test=$1 n=$2 rx=${3:-0} ctl=16 r c=0 cc
 	[ "$test" = send ] && ctl=11
-	printf '1 A->B 3 %d\n1 B->A 3 %d\n' "$ctl" "$ctl"
+	printf '1 A->B 3 %d\n1 B->A 3 %d\n1 A->B 0 1\n' "$ctl" "$ctl"
 	case $test in
-	write) printf '2 A->B 0 %d\n' "$n" ;;
-	read) printf '2 A->B 1 %d\n2 B->A 2 %d\n' "$n" "$n" ;;
+	write) printf '2 A->B 0 %d\n' $((n + 1)) ;;
+	read) printf '2 A->B 1 %d\n2 B->A 2 %d\n2 A->B 0 1\n' "$n" "$n" ;;
 	send)
 		cc=$((rx / 3)); [ "$cc" -gt 0 ] || cc=1
 		for r in $(seq "$n"); do
 			[ $(((r % rx) % cc)) -eq 0 ] && c=$((c + 1))
 		done
-		printf '2 A->B 3 %d\n' "$n"
+		printf '2 A->B 3 %d\n2 A->B 0 1\n' "$n"
 		[ "$c" -gt 0 ] && printf '2 B->A 0 %d\n' "$c"
 		;;
 	esac
@@ -549,7 +555,7 @@ SERVER_PORT_KIND=registered run_case ping-crc 0 1 "$(ping_expect $N)" -- \
 run_case ping-crc-markers 1 1 "$(ping_expect $N)" -- \
 	"$PING" -s -a $A -p @PORT@ -C $N --crc --markers -- \
 	"$PING" -c -a $A -p @PORT@ -C $N -S 2000 -V --crc --markers
-run_case ping-rev1 0 1 "$(ping_expect $N)" -- \
+run_case ping-rev1 0 1 "$(ping_expect $N 0)" -- \
 	"$PING" -s -a $A -p @PORT@ -C $N --crc --mpa-rev 1 -- \
 	"$PING" -c -a $A -p @PORT@ -C $N -S 1000 -V --crc --mpa-rev 1
 

@@ -2,7 +2,7 @@
  * util/log.h: the library's debug log. Off unless the environment variable
  * IWARP_DEBUG is set to a non-empty value other than "0"; lines
  * go to stderr prefixed with "libiwarp: ". For conditions an application
- * would otherwise have to guess at (iwarp(7) DEBUG LOG).
+ * would otherwise have to guess at (iwarp(7), Environment).
  */
 #ifndef IWARP_UTIL_LOG_H
 #define IWARP_UTIL_LOG_H

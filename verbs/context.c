@@ -113,7 +113,7 @@ IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr)
 	attr->mpa_rev = 2;
 	attr->crc = IWARP_CRC_OFF;
 	attr->markers = 0;
-	/* RFC 6581: an RTR whenever the peer speaks MPA rev 2, so either
+	/* RFC 6581: as initiator with MPA rev 2, ask for an RTR so either
 	 * side may send first (docs/message-order.md) */
 	attr->p2p = IWARP_P2P_AUTO;
 	attr->fpdu_max = 0;
