@@ -1980,6 +1980,11 @@ START_TEST(test_rtr)
 	/* the responder sends nothing before the first inbound FPDU */
 	ck_assert(!rdmap_conn_tx_pending(b.c));
 	ck_assert_int_eq(rdmap_conn_tx_iov(b.c, iov, 8), 0);
+	/* ... and says its Send is held (what the CM reports) */
+	ck_assert(rdmap_conn_tx_waiting(b.c));
+	ck_assert(rdmap_conn_tx_held(b.c));
+	ck_assert(!rdmap_conn_tx_waiting(a.c));
+	ck_assert(!rdmap_conn_tx_held(a.c));
 	n = fk_tx_drain(&a, wire, WIRE_CAP);
 	nf = wire_split(wire, n, true, f, 16);
 	ck_assert_int_eq(nf, _i < 3 ? 2 : 1);
@@ -2016,6 +2021,8 @@ START_TEST(test_rtr)
 	/* the first inbound FPDU lets the responder send */
 	fk_rx_feed(&b, wire, f[0].len + 2 + 2 + 4, 0);
 	ck_assert(rdmap_conn_tx_pending(b.c));
+	ck_assert(!rdmap_conn_tx_waiting(b.c));
+	ck_assert(!rdmap_conn_tx_held(b.c));
 	fk_rx_feed(&b, wire + f[0].len + 8, n - (f[0].len + 8), 0);
 	fk_pump(&a, &b);
 	ck_assert_int_eq(a.set_error_calls, 0);
