@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/err.h>
@@ -69,11 +71,16 @@ struct tls_be {
 static void tls_progress(struct tls_be *t);
 
 /* Maps the OpenSSL failure at the head of the error queue to -errno. */
-static int tls_map_error(void)
+static int tls_map_error(const struct tls_be *t)
 {
 	unsigned long e = ERR_peek_error();
 	int reason = ERR_GET_REASON(e);
 
+	if (getenv("IWARP_TLS_DEBUG")) {
+		char b[256];
+		ERR_error_string_n(e, b, sizeof(b));
+		fprintf(stderr, "tls: %s\n", b);
+	}
 	if (!e)
 		return -EPROTO;
 	if (ERR_GET_LIB(e) != ERR_LIB_SSL)
@@ -98,6 +105,12 @@ static int tls_map_error(void)
 			return -EACCES;
 		case SSL_AD_BAD_RECORD_MAC:
 			return -EBADMSG;
+		case SSL_AD_ILLEGAL_PARAMETER:
+			/* OpenSSL's answer to a PSK binder that does not
+			 * verify (RFC 8446 §4.2.11.2): a wrong key */
+			if (!t->server && !t->hs_done && t->ctx->psk_len)
+				return -EACCES;
+			return -EPROTO;
 		default:
 			return -EPROTO;
 		}
@@ -125,7 +138,7 @@ static int tls_map_error(void)
 static void tls_fail_ssl(struct tls_be *t)
 {
 	if (!t->err) {
-		t->err = tls_map_error();
+		t->err = tls_map_error(t);
 		t->local_fail = true;
 	}
 	ERR_clear_error();
