@@ -8,3 +8,5 @@ tests_tls_test_SOURCES = tests/tls_test.c
 tests_tls_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_tls_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(OPENSSL_LIBS) $(PTHREAD_LIBS)
 endif
+TESTS += tests/tls_tools.sh
+dist_check_SCRIPTS += tests/tls_tools.sh
