@@ -10,3 +10,4 @@ tests_tls_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(OPENSSL_LIBS) $(PTHREAD
 endif
 TESTS += tests/tls_tools.sh
 dist_check_SCRIPTS += tests/tls_tools.sh
+EXTRA_DIST += docs/tls.md
