@@ -258,25 +258,30 @@ static void tls_read(struct tls_be *t)
 		}
 	}
 out:
-	if (total) {
-		t->rx_ready = true;
-		t->rx_res = (ssize_t)total;
-		return;
-	}
-	switch (SSL_get_error(t->ssl, rc)) {
+	switch (rc > 0 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, rc)) {
+	case SSL_ERROR_NONE:
+		break; /* every iovec filled */
 	case SSL_ERROR_WANT_READ:
-		if (t->in_eof && !t->err)
+		if (!total && t->in_eof && !t->err)
 			t->err = tls_eof_result(t);
 		break;
 	case SSL_ERROR_WANT_WRITE:
 		break;
 	case SSL_ERROR_ZERO_RETURN:
-		t->rx_ready = true; /* close_notify: a clean end */
-		t->rx_res = 0;
+		if (!total) {
+			t->rx_ready = true; /* close_notify: a clean end */
+			t->rx_res = 0;
+		} /* else: SSL_read says so again next time */
 		break;
 	default:
+		/* now: a failed SSL object does not queue its reason again;
+		 * what was decrypted before still goes up first */
 		tls_fail_ssl(t);
 		break;
+	}
+	if (total) {
+		t->rx_ready = true;
+		t->rx_res = (ssize_t)total;
 	}
 }
 

@@ -7,6 +7,11 @@ TESTS += tests/tls_test
 tests_tls_test_SOURCES = tests/tls_test.c
 tests_tls_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_tls_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(OPENSSL_LIBS) $(PTHREAD_LIBS)
+check_PROGRAMS += tests/tls_io_test
+TESTS += tests/tls_io_test
+tests_tls_io_test_SOURCES = tests/tls_io_test.c
+tests_tls_io_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_tls_io_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(OPENSSL_LIBS) $(PTHREAD_LIBS)
 endif
 TESTS += tests/tls_tools.sh
 dist_check_SCRIPTS += tests/tls_tools.sh
