@@ -231,7 +231,8 @@ int tcp_raw_tls(int argc, char **argv)
 		case 'j':
 			break;
 		default:
-			fprintf(stderr, "usage: tcp_raw tls [-s SIZE] [-D SECS] [--cc CC] [--json]\n");
+			fprintf(stderr,
+				"usage: tcp_raw tls [-s SIZE] [-D SECS] [--cc CC] [--json]\n");
 			return 1;
 		}
 	}

@@ -34,7 +34,7 @@
 /* Ciphertext ring per direction. */
 #define TLS_RING (256 * 1024)
 /* Plaintext of one record (RFC 8446 §5.1) and the room one record needs. */
-#define TLS_REC 16384
+#define TLS_REC	     16384
 #define TLS_REC_ROOM (TLS_REC + 512)
 
 struct tls_be {
@@ -57,7 +57,7 @@ struct tls_be {
 	/* the endpoint's ops */
 	const struct iovec *rx_iov, *tx_iov;
 	int rx_cnt, tx_cnt;
-	bool rx_on, tx_on;       /* an op is outstanding */
+	bool rx_on, tx_on;	 /* an op is outstanding */
 	bool rx_ready, tx_ready; /* its result is known */
 	ssize_t rx_res, tx_res;
 
@@ -85,7 +85,8 @@ static int tls_map_error(const struct tls_be *t)
 		return -EPROTO;
 	if (ERR_GET_LIB(e) != ERR_LIB_SSL)
 		return -EACCES; /* X509 verification and key checks */
-	if (reason >= SSL_AD_REASON_OFFSET && reason < SSL_AD_REASON_OFFSET + 256) {
+	if (reason >= SSL_AD_REASON_OFFSET &&
+	    reason < SSL_AD_REASON_OFFSET + 256) {
 		/* an alert the peer sent (RFC 8446 §6.2) */
 		switch (reason - SSL_AD_REASON_OFFSET) {
 		case SSL_AD_PROTOCOL_VERSION:
@@ -360,8 +361,8 @@ static void tls_deliver(struct tls_be *t)
 {
 	/* a failure goes up once our alert left (or cannot leave), so the
 	 * peer learns why before the endpoint resets the connection */
-	bool err_out = t->err && (t->tx_dead || (!t->in_tx &&
-						 !tls_out_pending(t)));
+	bool err_out =
+		t->err && (t->tx_dead || (!t->in_tx && !tls_out_pending(t)));
 
 	if (t->rx_on && !t->rx_ready && err_out) {
 		t->rx_ready = true;
@@ -591,7 +592,8 @@ static int tls_setup_verify(struct tls_be *t)
 		if (c->peer_name[0]) {
 			X509_VERIFY_PARAM *vp = SSL_get0_param(t->ssl);
 
-			if (X509_VERIFY_PARAM_set1_ip_asc(vp, c->peer_name) != 1 &&
+			if (X509_VERIFY_PARAM_set1_ip_asc(vp, c->peer_name) !=
+				    1 &&
 			    SSL_set1_host(t->ssl, c->peer_name) != 1)
 				return -ENOMEM;
 		}
@@ -609,8 +611,8 @@ static int tls_setup_verify(struct tls_be *t)
 	return 0;
 }
 
-struct io_backend *io_tls_wrap(struct io_backend *inner,
-			       struct io_tls_ctx *ctx, bool server)
+struct io_backend *io_tls_wrap(struct io_backend *inner, struct io_tls_ctx *ctx,
+			       bool server)
 {
 	struct tls_be *t = iw_calloc(1, sizeof(*t));
 	struct io_backend_up up = {tls_rx_complete, tls_tx_complete, NULL};

@@ -29,8 +29,8 @@ struct io_tls_cfg {
 	const char *ca_file;
 	const char *psk_file;
 	const char *psk_identity; /* NULL: "iwarp" */
-	const char *peer_name;    /* client: name/IP the server cert must carry */
-	bool require_peer_cert;   /* server: refuse clients without a cert */
+	const char *peer_name;	/* client: name/IP the server cert must carry */
+	bool require_peer_cert; /* server: refuse clients without a cert */
 };
 
 /*
@@ -57,8 +57,8 @@ bool io_tls_ctx_can_connect(const struct io_tls_ctx *ctx);
  * next loop iteration. Engine thread. NULL with errno ENOMEM (|inner| is
  * destroyed then).
  */
-struct io_backend *io_tls_wrap(struct io_backend *inner,
-			       struct io_tls_ctx *ctx, bool server);
+struct io_backend *io_tls_wrap(struct io_backend *inner, struct io_tls_ctx *ctx,
+			       bool server);
 
 /*
  * True when the kernel offers the "tls" TCP upper-layer protocol (kTLS,

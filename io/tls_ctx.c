@@ -90,9 +90,8 @@ static SSL_SESSION *tls_psk_session(SSL *ssl, const struct io_tls_ctx *c)
 	return s;
 }
 
-static int tls_psk_use_cb(SSL *ssl, const EVP_MD *md,
-			  const unsigned char **id, size_t *idlen,
-			  SSL_SESSION **sess)
+static int tls_psk_use_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id,
+			  size_t *idlen, SSL_SESSION **sess)
 {
 	const struct io_tls_ctx *c =
 		SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), tls_ctx_index());
@@ -104,8 +103,8 @@ static int tls_psk_use_cb(SSL *ssl, const EVP_MD *md,
 	s = tls_psk_session(ssl, c);
 	if (!s)
 		return 0;
-	if (md && md != SSL_CIPHER_get_handshake_digest(
-				SSL_SESSION_get0_cipher(s))) {
+	if (md &&
+	    md != SSL_CIPHER_get_handshake_digest(SSL_SESSION_get0_cipher(s))) {
 		SSL_SESSION_free(s); /* after a HelloRetryRequest: not usable */
 		return 1;
 	}
@@ -155,7 +154,8 @@ static int tls_ctx_load(struct io_tls_ctx *c, const struct io_tls_cfg *cfg)
 		if ((err = tls_file_check(cfg->cert_file)) ||
 		    (err = tls_file_check(cfg->key_file)))
 			return err;
-		if (SSL_CTX_use_certificate_chain_file(s, cfg->cert_file) != 1 ||
+		if (SSL_CTX_use_certificate_chain_file(s, cfg->cert_file) !=
+			    1 ||
 		    SSL_CTX_use_PrivateKey_file(s, cfg->key_file,
 						SSL_FILETYPE_PEM) != 1 ||
 		    SSL_CTX_check_private_key(s) != 1)
@@ -170,8 +170,8 @@ static int tls_ctx_load(struct io_tls_ctx *c, const struct io_tls_cfg *cfg)
 		c->has_ca = true;
 	}
 	if (cfg->psk_file) {
-		const char *idn = cfg->psk_identity ? cfg->psk_identity
-						    : "iwarp";
+		const char *idn =
+			cfg->psk_identity ? cfg->psk_identity : "iwarp";
 
 		if ((err = tls_psk_load(c, cfg->psk_file)))
 			return err;
@@ -219,10 +219,12 @@ struct io_tls_ctx *io_tls_ctx_create(const struct io_tls_cfg *cfg)
 	    SSL_CTX_set_max_proto_version(c->ssl_ctx, TLS1_3_VERSION) != 1)
 		goto err;
 	SSL_CTX_set_ex_data(c->ssl_ctx, tls_ctx_index(), c);
-	SSL_CTX_set_num_tickets(c->ssl_ctx, 0); /* one connection, no resumption */
+	SSL_CTX_set_num_tickets(c->ssl_ctx,
+				0); /* one connection, no resumption */
 	SSL_CTX_set_session_cache_mode(c->ssl_ctx, SSL_SESS_CACHE_OFF);
-	SSL_CTX_set_mode(c->ssl_ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-					     SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	SSL_CTX_set_mode(c->ssl_ctx,
+			 SSL_MODE_ENABLE_PARTIAL_WRITE |
+				 SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	err = tls_ctx_load(c, cfg);
 	if (err)
 		goto err;

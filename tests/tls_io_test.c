@@ -41,9 +41,10 @@ static int cut(struct own *o, uint8_t *base, size_t len, struct iovec *iov,
 	int n = 0;
 
 	while (len && n < cap) {
-		size_t k = n == cap - 1 ? len
-					: 1 + (size_t)(iw_test_rand(&o->rng) %
-						       (len < 3000 ? len : 3000));
+		size_t k = n == cap - 1
+				   ? len
+				   : 1 + (size_t)(iw_test_rand(&o->rng) %
+						  (len < 3000 ? len : 3000));
 
 		iov[n].iov_base = base;
 		iov[n].iov_len = k;
@@ -78,8 +79,8 @@ static int o_tx_iov(void *owner, struct iovec *iov, int cap)
 		}
 		return 0;
 	}
-	return cut(o, (uint8_t *)o->src + o->tx_off, o->tx_len - o->tx_off,
-		   iov, cap < 8 ? cap : 8);
+	return cut(o, (uint8_t *)o->src + o->tx_off, o->tx_len - o->tx_off, iov,
+		   cap < 8 ? cap : 8);
 }
 
 static void o_tx_done(void *owner, size_t n)
@@ -299,7 +300,7 @@ START_TEST(test_tls_cut_handshake)
 	own_init(&r.b, 2, NULL, 0, dst, sizeof(dst));
 	io_fault_cfg_init(&fa);
 	fa.cut_rx_after = _i ? 50 : 0; /* the client's receive side */
-	fa.cut_err = 0;			/* EOF */
+	fa.cut_err = 0;		       /* EOF */
 	run_start(&r, 0, &fa, NULL);
 	run_until(r.eng, done_xfer, &r);
 	ck_assert(r.a.closed);

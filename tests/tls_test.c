@@ -19,9 +19,9 @@
 #include "iwarp/iwarp.h"
 #include "testutil.h"
 
-#define WAIT_MS 30000
+#define WAIT_MS	     30000
 #define MPA_TIMER_MS 20000
-#define XFER (256 * 1024) /* bytes per operation: many records */
+#define XFER	     (256 * 1024) /* bytes per operation: many records */
 
 static char dir[64];
 
@@ -41,8 +41,8 @@ static void certs_setup(void)
 
 	strcpy(dir, "/tmp/iwarp-tls-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "sh %s %s", iw_test_srcpath("tests/tls_certs.sh"),
-		 dir);
+	snprintf(cmd, sizeof(cmd), "sh %s %s",
+		 iw_test_srcpath("tests/tls_certs.sh"), dir);
 	ck_assert_int_eq(system(cmd), 0);
 }
 
@@ -127,9 +127,8 @@ static void qp_attr(struct side *s, struct iwarp_qp_init_attr *qa)
 }
 
 /* A listener on 127.0.0.1 port 0 with |tls| (NULL: plain TCP). */
-static struct iwarp_cm_id *listen_tls(struct side *s,
-				      const struct iwarp_tls_attr *tls,
-				      uint16_t *port)
+static struct iwarp_cm_id *
+listen_tls(struct side *s, const struct iwarp_tls_attr *tls, uint16_t *port)
 {
 	struct sockaddr_storage ss;
 	struct iwarp_cm_id *l;
@@ -149,9 +148,8 @@ static struct iwarp_cm_id *listen_tls(struct side *s,
 }
 
 /* A client id toward 127.0.0.1:|port| with a QP, connect started. */
-static struct iwarp_cm_id *connect_tls(struct side *s,
-				       const struct iwarp_tls_attr *tls,
-				       uint16_t port)
+static struct iwarp_cm_id *
+connect_tls(struct side *s, const struct iwarp_tls_attr *tls, uint16_t port)
 {
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
@@ -229,9 +227,9 @@ static void wait_wc(struct iwarp_cq *cq, uint64_t wr_id, uint32_t len)
 		ck_assert_uint_eq(wc.byte_len, len);
 }
 
-static void post_one(struct iwarp_qp *qp, enum iwarp_wr_opcode op,
-		     uint64_t id, void *buf, uint32_t len, uint32_t lkey,
-		     uint64_t raddr, uint32_t rkey)
+static void post_one(struct iwarp_qp *qp, enum iwarp_wr_opcode op, uint64_t id,
+		     void *buf, uint32_t len, uint32_t lkey, uint64_t raddr,
+		     uint32_t rkey)
 {
 	struct iwarp_sge sge = {(uintptr_t)buf, len, lkey};
 	struct iwarp_send_wr wr, *bad;
@@ -281,8 +279,8 @@ static void traffic(struct side *srv, struct side *cli, struct iwarp_cm_id *s,
 
 	/* RDMA Write: client a -> server b */
 	iw_test_fill(a, XFER, 22);
-	post_one(c->qp, IWARP_WR_RDMA_WRITE, 3, a, XFER, ma->lkey,
-		 (uintptr_t)b, mb->rkey);
+	post_one(c->qp, IWARP_WR_RDMA_WRITE, 3, a, XFER, ma->lkey, (uintptr_t)b,
+		 mb->rkey);
 	wait_wc(cli->cq, 3, 0);
 	/* a Send after the Write: its arrival orders the Write before it */
 	rwr.wr_id = 4;
@@ -297,8 +295,8 @@ static void traffic(struct side *srv, struct side *cli, struct iwarp_cm_id *s,
 	/* RDMA Read: server b -> client a */
 	iw_test_fill(b, XFER, 33);
 	memset(a, 0, XFER);
-	post_one(c->qp, IWARP_WR_RDMA_READ, 6, a, XFER, ma->lkey,
-		 (uintptr_t)b, mb->rkey);
+	post_one(c->qp, IWARP_WR_RDMA_READ, 6, a, XFER, ma->lkey, (uintptr_t)b,
+		 mb->rkey);
 	wait_wc(cli->cq, 6, XFER);
 	ck_assert(!memcmp(a, b, XFER));
 
@@ -455,8 +453,8 @@ START_TEST(test_tls_refused)
 	l = listen_tls(&srv, &srv_a, &port);
 	c = connect_tls(&cli, &bad, port);
 	ev = expect_ev(cli.ch, IWARP_CM_EVENT_CONNECT_ERROR);
-	ck_assert_msg(ev->status == want, "status %d (%s), want %d",
-		      ev->status, strerror(-ev->status), want);
+	ck_assert_msg(ev->status == want, "status %d (%s), want %d", ev->status,
+		      strerror(-ev->status), want);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	destroy(c);
 	good_client(&srv, &cli, &good, port);
