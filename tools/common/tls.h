@@ -25,14 +25,14 @@ enum {
 };
 
 /* struct option entries for getopt_long (append to a tool's table). */
+/* clang-format off */
 #define TOOL_TLS_LONG_OPTS                                                     \
 	{"tls", no_argument, NULL, TOOL_OPT_TLS},                              \
-		{"tls-cert", required_argument, NULL, TOOL_OPT_TLS_CERT},      \
-		{"tls-key", required_argument, NULL, TOOL_OPT_TLS_KEY},        \
-		{"tls-ca", required_argument, NULL, TOOL_OPT_TLS_CA},          \
-	{                                                                      \
-		"tls-psk-file", required_argument, NULL, TOOL_OPT_TLS_PSK      \
-	}
+	{"tls-cert", required_argument, NULL, TOOL_OPT_TLS_CERT},              \
+	{"tls-key", required_argument, NULL, TOOL_OPT_TLS_KEY},                \
+	{"tls-ca", required_argument, NULL, TOOL_OPT_TLS_CA},                  \
+	{"tls-psk-file", required_argument, NULL, TOOL_OPT_TLS_PSK}
+/* clang-format on */
 
 /* Takes option |op| with |arg|: 1 when it was a TLS option, else 0. */
 int tool_tls_opt(struct tool_tls *t, int op, const char *arg);
