@@ -545,22 +545,20 @@ static void tls_destroy(struct io_backend *be, bool abort)
 	t->dying = true;
 	/* our failure: let the alert reach the peer (FIN, not RST) */
 	t->abort = abort && !t->local_fail;
-	if (!t->abort && t->hs_done && !t->notify_sent && !t->err) {
-		ERR_clear_error();
-		SSL_shutdown(t->ssl); /* a clean end for the peer */
-		ERR_clear_error();
-		t->notify_sent = true;
+	if (!t->abort) {
+		if (t->hs_done && !t->notify_sent && !t->err) {
+			ERR_clear_error();
+			SSL_shutdown(t->ssl); /* a clean end for the peer */
+			ERR_clear_error();
+			t->notify_sent = true;
+		}
+		tls_flush(t); /* the close_notify or alert leaves now */
 	}
-	if (t->in_rx) {
-		if (t->inner->ops->cancel_rx)
-			t->inner->ops->cancel_rx(t->inner);
-		else
-			t->inner->ops->cancel(t->inner);
-	}
-	if (t->in_tx && t->abort)
+	/* bounded like the socket backend's own destroy: what the kernel
+	 * took goes out before the FIN, a send blocked on a peer that stopped
+	 * reading is cancelled rather than waited for */
+	if (t->in_rx || t->in_tx)
 		t->inner->ops->cancel(t->inner);
-	if (!t->abort && !t->in_tx)
-		tls_flush(t);
 	(void)tls_maybe_free(t);
 }
 
