@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "cm/cm_int.h"
 #include "iwarp/iwarp.h"
 #include "testutil.h"
 
@@ -62,7 +64,8 @@ struct side {
 	struct iwarp_cq *cq;
 };
 
-static void side_open(struct side *s, enum iwarp_crc_policy crc)
+static void side_open_to(struct side *s, enum iwarp_crc_policy crc,
+			 uint32_t req_ms)
 {
 	struct iwarp_context_attr a;
 
@@ -72,7 +75,7 @@ static void side_open(struct side *s, enum iwarp_crc_policy crc)
 	a.markers = 0;
 	a.p2p = IWARP_P2P_NONE;
 	a.progress = IWARP_PROGRESS_CPU;
-	a.mpa_req_timeout_ms = MPA_TIMER_MS;
+	a.mpa_req_timeout_ms = req_ms;
 	a.mpa_rep_timeout_ms = MPA_TIMER_MS;
 	memset(s, 0, sizeof(*s));
 	s->ctx = iwarp_open_context(&a);
@@ -83,6 +86,11 @@ static void side_open(struct side *s, enum iwarp_crc_policy crc)
 	ck_assert_ptr_nonnull(s->pd);
 	s->cq = iwarp_create_cq(s->ctx, 256, NULL, NULL, 0);
 	ck_assert_ptr_nonnull(s->cq);
+}
+
+static void side_open(struct side *s, enum iwarp_crc_policy crc)
+{
+	side_open_to(s, crc, MPA_TIMER_MS);
 }
 
 static void side_close(struct side *s)
@@ -507,6 +515,66 @@ START_TEST(test_tls_plain_mismatch)
 }
 END_TEST
 
+/* Waits (bounded) until listener |l| holds |n| hidden connections. */
+static void wait_pending(struct iwarp_cm_id *l, unsigned int n)
+{
+	struct cm_listen_stats st;
+	int i;
+
+	for (i = 0; i < WAIT_MS / 10; i++) {
+		ck_assert_int_eq(cm_listen_stats_get(l, &st), 0);
+		if (st.pending == n)
+			return;
+		poll(NULL, 0, 10);
+	}
+	ck_abort_msg("listener holds %u hidden connections, want %u",
+		     st.pending, n);
+}
+
+/* A peer that connects and never starts (or finishes) the handshake is
+ * dropped at the MPA Request deadline; the listener then serves. */
+START_TEST(test_tls_silent_peer)
+{
+	struct iwarp_tls_attr srv_a, cli_a;
+	struct sockaddr_in sin;
+	struct side srv, cli;
+	struct iwarp_cm_id *l;
+	struct pollfd p;
+	uint16_t port;
+	char b[16];
+	int fd;
+
+	memset(&srv_a, 0, sizeof(srv_a));
+	srv_a.cert_file = cred("srv.pem");
+	srv_a.key_file = cred("srv.key");
+	memset(&cli_a, 0, sizeof(cli_a));
+	cli_a.ca_file = cred("ca.pem");
+	side_open_to(&srv, IWARP_CRC_OFF, 300);
+	side_open(&cli, IWARP_CRC_OFF);
+	l = listen_tls(&srv, &srv_a, &port);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(0x7f000001);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	if (_i) /* half a TLS record header, then silence */
+		ck_assert_int_eq(write(fd, "\x16\x03\x01", 3), 3);
+	/* the deadline frees it: the socket ends (EOF or reset) */
+	p.fd = fd;
+	p.events = POLLIN;
+	ck_assert_int_eq(poll(&p, 1, WAIT_MS), 1);
+	ck_assert_int_le(read(fd, b, sizeof(b)), 0);
+	close(fd);
+	wait_pending(l, 0);
+	good_client(&srv, &cli, &cli_a, port);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
 /* Credentials are checked at iwarp_cm_set_tls / listen / connect. */
 START_TEST(test_tls_bad_credentials)
 {
@@ -567,6 +635,7 @@ static Suite *tls_suite(void)
 	tcase_add_loop_test(tc, test_tls_traffic, 0, 3);
 	tcase_add_loop_test(tc, test_tls_refused, 0, 5);
 	tcase_add_loop_test(tc, test_tls_plain_mismatch, 0, 2);
+	tcase_add_loop_test(tc, test_tls_silent_peer, 0, 2);
 	tcase_add_test(tc, test_tls_bad_credentials);
 	suite_add_tcase(s, tc);
 	return s;
