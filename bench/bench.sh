@@ -23,6 +23,9 @@
 #   BENCH_TIMEOUT        seconds before one run is abandoned (60)
 #   BENCH_QUICK          1: one run per figure, fewer sizes and QP counts,
 #                        no 10,000-QP run (about 3 minutes)
+#   BENCH_TLS            0: skip the TLS rows (iwarp_bw --tls against raw
+#                        TCP+TLS, OpenSSL, same cipher); BENCH_ONLY=tls:
+#                        only them
 #   BENCH_OUT            output directory ($top_builddir/bench/out): the
 #                        rows table, data files and gnuplot pictures
 set -u
@@ -151,6 +154,42 @@ iw_run() {
 	grep '^{' "$TMP/c.out" | head -n 1
 }
 
+# ---- TLS rows: iwarp_bw --tls against raw TCP + TLS (tcp_raw tls) ----
+# Both sides use OpenSSL with its default TLS 1.3 suite
+# (TLS_AES_256_GCM_SHA384; iwarp_bw with an external PSK, whose session
+# uses the same suite), one connection, the same run window. No target in
+# the project's goals: the ratio is printed against 0.70 for information.
+tls_rows() {
+TPSK=$TMP/tls.psk
+python3 -c 'import os; print(os.urandom(32).hex())' >"$TPSK" 2>/dev/null ||
+	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$TPSK"
+echo
+echo "TLS rows (ratio = iwarp_bw --tls / raw TCP+TLS, OpenSSL in user space both; medians of $RUNS runs)"
+printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
+for s in 65536 4096; do
+	: >"$TMP/tls.raw.$s"
+	: >"$TMP/tls.iw.$s"
+	r=0
+	while [ $r -lt "$RUNS" ]; do
+		# shellcheck disable=SC2086
+		line=$(raw_run tls -s "$s" -D "$RAW_SECS" $CCARG)
+		rb=$(echo "$line" | json_get bw_average)
+		cipher=$(echo "$line" | sed -n 's/.*"cipher":"\([^"]*\)".*/\1/p')
+		echo "$rb" | grep . >>"$TMP/tls.raw.$s"
+		n=$(iters_for "$rb" "$s" "$BW_SECS" 200 200000)
+		# shellcheck disable=SC2086
+		iw_run --test write -s "$s" -n "$n" --tls-psk-file "$TPSK" $CCARG |
+			json_get bw_average | grep . >>"$TMP/tls.iw.$s"
+		r=$((r + 1))
+	done
+	iw=$(median <"$TMP/tls.iw.$s")
+	raw=$(median <"$TMP/tls.raw.$s")
+	q=$(ratio "$iw" "$raw")
+	printf '%-58s %8s %4s %-5s %s\n' "$(size_name "$s") Write, TLS / raw TCP+TLS (${cipher:-?})" "$q" ">=" 0.70 \
+		"$(awk -v v="$q" 'BEGIN { print v == "n/a" ? "n/a" : (v + 0 >= 0.70 ? "PASS" : "MISS") }') informational ($iw vs $raw MB/sec)"
+done
+}
+
 # ---- congestion control: the same for both tools ----
 
 avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)
@@ -184,6 +223,10 @@ fi
 echo "Runs per figure: $RUNS (median reported); $(nproc 2>/dev/null || echo ?) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 ccseen=$TMP/ccseen
 : >"$ccseen"
+if [ "$ONLY" = tls ]; then
+	tls_rows
+	exit 0
+fi
 
 # ---- bandwidth: raw TCP and iwarp_bw interleaved ----
 
@@ -571,4 +614,5 @@ else
 	echo "bench.sh: gnuplot not installed (Debian: gnuplot-nox): no pictures; data in $OUT/ratio.dat $OUT/aggregate.dat"
 fi
 fi
+[ -z "$ONLY" ] && [ "${BENCH_TLS:-1}" != 0 ] && tls_rows
 exit 0

@@ -14,4 +14,8 @@ double cpu_now(void);
  */
 int tcp_raw_plain(int argc, char **argv);
 
+/* tcp_raw tls ARGS: one TLS 1.3 stream (OpenSSL); one JSON line
+ * (tcp_raw_tls.c). Returns the exit status. */
+int tcp_raw_tls(int argc, char **argv);
+
 #endif

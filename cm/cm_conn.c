@@ -37,9 +37,11 @@
 
 #include "cm/cm_int.h"
 #include "cm/cm_mpa_term.h"
-#include "util/log.h"
+#include "io/backend.h"
 #include "io/ep.h"
 #include "io/net.h"
+#include "io/tls.h"
+#include "util/log.h"
 #include "util/mem.h"
 #include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
@@ -133,6 +135,8 @@ void cm_conn_teardown(struct cm_id *id)
 	}
 	cm_mpa_free(id);
 	cm_pending_del(id);
+	io_tls_ctx_unref(id->tls);
+	id->tls = NULL;
 	id->state = CM_S_DEAD;
 }
 
@@ -713,6 +717,26 @@ static void cm_timer_cb(void *arg)
 	}
 }
 
+/*
+ * The endpoint of a new TCP connection |fd| (taken): plain, or inside a
+ * TLS 1.3 session when the id has credentials, so the MPA Request and
+ * everything after it travel only inside TLS. NULL when out of memory
+ * (|fd| closed).
+ */
+static struct endpoint *cm_ep_create(struct cm_id *id, int fd, bool server)
+{
+	struct io_backend *be;
+
+	if (!id->tls)
+		return ep_create_fd(id->eng, fd, &cm_ep_ops, id);
+	be = io_sock_backend_create(id->eng, fd);
+	if (be)
+		be = io_tls_wrap(be, id->tls, server);
+	if (!be)
+		return NULL;
+	return ep_create(id->eng, be, &cm_ep_ops, id);
+}
+
 /* ---- listening side ---- */
 
 /* Closes an accepted socket with a reset (SO_LINGER 0): no TIME_WAIT. */
@@ -756,6 +780,10 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	c->eng = l->eng;
 	c->grace_ms = l->grace_ms;
 	c->resp_wait_ms = l->resp_wait_ms;
+	if (l->tls) {
+		c->tls = l->tls; /* accepted ids inherit the listener's TLS */
+		io_tls_ctx_ref(c->tls);
+	}
 	engine_timer_init(&c->timer);
 	engine_timer_init(&c->reap);
 	engine_timer_init(&c->txopen);
@@ -773,9 +801,9 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	cm_mpa_init(c->mpa, CM_MPA_RESPONDER, &p, cm_now_ms(),
 		    to ? to : CM_MPA_REQ_TIMEOUT_DEFAULT_MS);
 	c->state = CM_S_MPA_WAIT_REQ;
-	c->ep = ep_create_fd(c->eng, fd, &cm_ep_ops, c);
+	c->ep = cm_ep_create(c, fd, true);
 	if (!c->ep)
-		goto err_mpa; /* fd closed by ep_create_fd */
+		goto err_mpa; /* fd closed by cm_ep_create */
 	c->parent = l;
 	c->p_next = l->pending;
 	if (l->pending)
@@ -787,6 +815,7 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	return;
 
 err_mpa:
+	io_tls_ctx_unref(c->tls);
 	iw_free(c->mpa);
 	iw_free(c);
 	return;
@@ -830,7 +859,7 @@ static void cm_on_connected(void *arg, int fd)
 	}
 	len = sizeof(id->pub.src_addr);
 	getsockname(fd, (struct sockaddr *)&id->pub.src_addr, &len);
-	id->ep = ep_create_fd(id->eng, fd, &cm_ep_ops, id);
+	id->ep = cm_ep_create(id, fd, false);
 	if (!id->ep) {
 		cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR, -ENOMEM,
 			      NULL, 0, 0, 0);

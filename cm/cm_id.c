@@ -17,6 +17,7 @@
 
 #include "cm/cm_int.h"
 #include "cm/cm_qp.h"
+#include "io/tls.h"
 #include "util/mem.h"
 #include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
@@ -44,6 +45,7 @@ struct cm_call {
 	const struct sockaddr *src, *dst;
 	struct iwarp_qp *qp;
 	struct cm_listen_stats *stats;
+	struct io_tls_ctx *tls;
 };
 
 static void cm_call_run(void *arg)
@@ -356,6 +358,8 @@ static int op_listen(struct cm_call *c)
 
 	if (id->state != CM_S_BOUND)
 		return -EINVAL;
+	if (id->tls && !io_tls_ctx_can_serve(id->tls))
+		return -EINVAL; /* a TLS server needs a certificate or a PSK */
 	return cm_conn_listen(id, c->a);
 }
 
@@ -385,6 +389,67 @@ IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)
 	memset(&c, 0, sizeof(c));
 	c.a = backlog > 0 ? backlog : CM_BACKLOG_DEFAULT;
 	return cm_call(cm_id_from_pub(pub), &c, op_listen);
+}
+
+/* Swaps the id's TLS context for c->tls (engine thread). */
+static int op_set_tls(struct cm_call *c)
+{
+	struct cm_id *id = c->id;
+	struct io_tls_ctx *old;
+
+	switch (id->state) {
+	case CM_S_IDLE:
+	case CM_S_BOUND:
+	case CM_S_ADDR_RESOLVED:
+	case CM_S_ROUTE_RESOLVED:
+		break;
+	case CM_S_LISTEN:
+	case CM_S_CONNECTING:
+	case CM_S_MPA_REQ_SENT:
+	case CM_S_GRACE:
+	case CM_S_MPA_WAIT_REQ:
+	case CM_S_CONN_REQ:
+	case CM_S_ACCEPTING:
+	case CM_S_RTR_WAIT:
+	case CM_S_ESTABLISHED:
+	case CM_S_CLOSING:
+	case CM_S_CLOSED:
+	case CM_S_DEAD:
+	default:
+		return -EINVAL; /* only before connect / listen */
+	}
+	old = id->tls;
+	id->tls = c->tls;
+	c->tls = old; /* released by the caller */
+	return 0;
+}
+
+IWARP_EXPORT int iwarp_cm_set_tls(struct iwarp_cm_id *pub,
+				  const struct iwarp_tls_attr *attr)
+{
+	struct io_tls_cfg cfg;
+	struct cm_call c;
+	int err;
+
+	if (!pub || (attr && attr->comp_mask))
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	if (attr) {
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.cert_file = attr->cert_file;
+		cfg.key_file = attr->key_file;
+		cfg.ca_file = attr->ca_file;
+		cfg.psk_file = attr->psk_file;
+		cfg.psk_identity = attr->psk_identity;
+		cfg.peer_name = attr->peer_name;
+		cfg.require_peer_cert = attr->require_peer_cert != 0;
+		c.tls = io_tls_ctx_create(&cfg);
+		if (!c.tls)
+			return errno ? -errno : -EINVAL;
+	}
+	err = cm_call(cm_id_from_pub(pub), &c, op_set_tls);
+	io_tls_ctx_unref(c.tls); /* the old one, or the new one on failure */
+	return err;
 }
 
 /* Links the new QP c->qp to the id (engine thread, cm_link_lock held). */
@@ -490,6 +555,8 @@ static int op_connect(struct cm_call *c)
 {
 	struct cm_id *id = c->id;
 
+	if (id->tls && !io_tls_ctx_can_connect(id->tls))
+		return -EINVAL; /* nothing to authenticate the server with */
 	id->conn_ird = (uint8_t)c->a;
 	id->conn_ord = (uint8_t)c->b;
 	return cm_conn_connect(id, c->pd, c->len);

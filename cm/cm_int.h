@@ -37,6 +37,7 @@ struct endpoint;
 struct listener;
 struct connect_req;
 struct qp_conn;
+struct io_tls_ctx;
 
 /* Largest private data an event carries (iwarp_conn_param's uint8 length). */
 #define CM_EVENT_PD_MAX 255
@@ -134,6 +135,8 @@ struct cm_id {
 	uint8_t conn_ird, conn_ord;    /* connect/accept IRD/ORD */
 	uint64_t req_sent_ms;	       /* initiator: MPA Request queued */
 	uint8_t discard[64];	       /* closing: input sink */
+	struct io_tls_ctx *tls;	       /* TLS 1.3 credentials (NULL: plain
+					  TCP); children share the listener's */
 };
 
 struct cm_event {

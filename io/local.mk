@@ -1,14 +1,15 @@
 # io/local.mk: the progress engine (io_uring), endpoints, listeners and
 # connects, and the test doubles behind the transport seam. Only io/
 # includes liburing.
-AM_CPPFLAGS += $(LIBURING_CFLAGS)
+AM_CPPFLAGS += $(LIBURING_CFLAGS) $(OPENSSL_CFLAGS)
 libiwarp_core_la_SOURCES += \
 	io/engine.c io/engine.h io/engine_int.h \
 	io/timer.c \
 	io/ep.c io/ep.h io/backend.h \
 	io/sock.c \
 	io/net.c io/net.h \
-	io/pipe.c io/fault.c io/testio.h
+	io/pipe.c io/fault.c io/testio.h \
+	io/tls.c io/tls_ctx.c io/tls.h io/tls_int.h
 
 if HAVE_CHECK
 check_PROGRAMS += tests/io_engine_test tests/io_transport_test

@@ -11,7 +11,8 @@ tools_iwarp_ping_SOURCES = \
 	tools/ping/client.c \
 	tools/ping/server.c \
 	tools/ping/loop.c \
-	tools/common/stop.c tools/common/stop.h
+	tools/common/stop.c tools/common/stop.h \
+	tools/common/tls.c tools/common/tls.h
 tools_iwarp_ping_LDADD = libiwarp.la $(PTHREAD_LIBS)
 dist_man_MANS += man/iwarp_ping.1
 
@@ -25,7 +26,7 @@ check_PROGRAMS += tests/ping_unit_test
 TESTS += tests/ping_unit_test
 tests_ping_unit_test_SOURCES = tools/ping/ping_unit_test.c \
 	tools/ping/payload.c tools/ping/stats.c tools/ping/opts.c \
-	tools/ping/ping.h
+	tools/ping/ping.h tools/common/tls.c tools/common/tls.h
 tests_ping_unit_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_ping_unit_test_LDADD = $(IWTEST_LINK)
 endif

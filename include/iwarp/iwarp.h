@@ -736,6 +736,23 @@ struct iwarp_cm_event {
 	} param;
 };
 
+/*
+ * TLS 1.3 for the connections of a CM id (iwarp_cm_set_tls(3)): opt-in,
+ * both ends must ask. Files are PEM; psk_file holds the external PSK in
+ * hex. Grows through comp_mask: members after peer_name are read only when
+ * a bit of comp_mask says the caller set them (no bit is defined yet: 0).
+ */
+struct iwarp_tls_attr {
+	uint32_t comp_mask;
+	int require_peer_cert;    /* listener: refuse clients without a cert signed by ca_file */
+	const char *cert_file;    /* our certificate (chain) */
+	const char *key_file;     /* its private key */
+	const char *ca_file;      /* CA(s) the peer's certificate must chain to */
+	const char *psk_file;     /* external PSK, hex, 16..64 octets */
+	const char *psk_identity; /* NULL: "iwarp" */
+	const char *peer_name;    /* initiator: DNS name or IP the server certificate must carry */
+};
+
 IWARP_EXPORT struct iwarp_event_channel *iwarp_cm_create_event_channel(void);
 IWARP_EXPORT void iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel);
 /* The new id uses |verbs| (NULL: the process-wide default context, opened on
@@ -750,6 +767,8 @@ IWARP_EXPORT int iwarp_cm_resolve_route(struct iwarp_cm_id *id, int timeout_ms);
 /* Name resolution helper (getaddrinfo, numeric or hostname, IPv4/IPv6). */
 IWARP_EXPORT int iwarp_cm_getaddr(const char *host, uint16_t port, struct sockaddr_storage *out);
 IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *id, int backlog);
+/* Before connect/listen; NULL attr: plain TCP again. Credentials load now. */
+IWARP_EXPORT int iwarp_cm_set_tls(struct iwarp_cm_id *id, const struct iwarp_tls_attr *attr);
 IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *id, struct iwarp_pd *pd,
 				    struct iwarp_qp_init_attr *attr);
 IWARP_EXPORT void iwarp_cm_destroy_qp(struct iwarp_cm_id *id);

@@ -104,6 +104,7 @@
 #ifndef IWARP_TOOLS_BW_H
 #define IWARP_TOOLS_BW_H
 
+#include "tools/common/tls.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -139,6 +140,7 @@ enum bw_atomic_op { BW_ATOMIC_FA = 0, BW_ATOMIC_CAS = 1 };
 
 /* Command line options (perftest names plus the libiwarp knobs). */
 struct bw_opts {
+	struct tool_tls tls; /* --tls* */
 	enum bw_verb verb;
 	int latency;
 	const char *server; /* NULL: we are the server */

@@ -365,6 +365,9 @@ static int comm_client(struct bw_comm *c, const struct bw_opts *o)
 	if (rc)
 		return rc;
 	comm_conn_param(&cp);
+	rc = tool_tls_apply(&o->tls, c->id, false, "iwarp_bw");
+	if (rc)
+		return rc;
 	rc = iwarp_cm_connect(c->id, &cp);
 	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
 						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
@@ -393,6 +396,9 @@ static int comm_server(struct bw_comm *c, const struct bw_opts *o)
 	if (rc)
 		goto fail;
 	rc = iwarp_cm_bind_addr(listen_id, (struct sockaddr *)&src);
+	if (rc)
+		goto fail;
+	rc = tool_tls_apply(&o->tls, listen_id, true, "iwarp_bw");
 	if (rc)
 		goto fail;
 	rc = iwarp_cm_listen(listen_id, o->num_qps);

@@ -197,6 +197,9 @@ static int data_client_step(struct bw_data *d, const struct bw_opts *o,
 		pd[7] = (uint8_t)i;
 		cp.private_data = pd;
 		cp.private_data_len = BW_PD_LEN;
+		rc = tool_tls_apply(&o->tls, q->id, false, "iwarp_bw");
+		if (rc)
+			return rc;
 		rc = iwarp_cm_connect(q->id, &cp);
 		if (rc)
 			data_limit_msg(d, i, "connecting", rc);
@@ -312,6 +315,8 @@ static int data_listen(struct bw_data *d, const struct bw_opts *o)
 		rc = iwarp_cm_create_id(d->ch, d->ctx, &d->listen_id, d, IWARP_PS_TCP);
 	if (!rc)
 		rc = iwarp_cm_bind_addr(d->listen_id, (struct sockaddr *)&src);
+	if (!rc)
+		rc = tool_tls_apply(&o->tls, d->listen_id, true, "iwarp_bw");
 	if (!rc)
 		rc = iwarp_cm_listen(d->listen_id, d->n);
 	if (rc)

@@ -69,6 +69,7 @@ static void usage(FILE *f)
 		"                        once (event), or always spin (spin, perftest's)\n"
 		"      --cq-spin=USEC    busy-poll window of hybrid (default 20)\n"
 		"  -h, --help            this text\n");
+	tool_tls_usage(f);
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -197,6 +198,7 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 		{ "write_with_imm", no_argument, NULL, OPT_WRITE_IMM },
 		{ "send_with_imm", no_argument, NULL, OPT_SEND_IMM },
 		{ "help", no_argument, NULL, 'h' },
+		TOOL_TLS_LONG_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, tx = -1, rx = -1, v;
@@ -213,6 +215,8 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	o->cq_spin_us = BW_CQ_SPIN_US;
 	o->post_list = 1;
 	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:l:eFRhA:", lo, NULL)) != -1) {
+		if (tool_tls_opt(&o->tls, c, optarg))
+			continue;
 		switch (c) {
 		case OPT_TEST:
 			if (!strcmp(optarg, "write"))
@@ -301,6 +305,8 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	if (optind < argc)
 		goto bad;
 	if (ext_args(o, rx))
+		return -1;
+	if (tool_tls_check(&o->tls, "iwarp_bw"))
 		return -1;
 	if (!o->size_set)
 		o->size = o->latency ? 2 : 65536;

@@ -77,6 +77,11 @@ static void client_connect(struct ping_sess *s)
 	cp.initiator_depth = 1;
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
+	ret = tool_tls_apply(&s->o->tls, s->id, false, "iwarp_ping");
+	if (ret) {
+		sess_fail(s, "TLS: %s", iwarp_strerror(ret));
+		return;
+	}
 	ret = iwarp_cm_connect(s->id, &cp);
 	if (ret) {
 		sess_fail(s, "rdma_connect: %s", iwarp_strerror(ret));

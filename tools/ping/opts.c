@@ -43,6 +43,7 @@ static const struct option opts_long[] = {
 	{"listen-timeout", required_argument, NULL, OPT_LISTEN_TIMEOUT},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
+	TOOL_TLS_LONG_OPTS,
 	{NULL, 0, NULL, 0},
 };
 
@@ -78,10 +79,12 @@ void ping_opts_usage(FILE *f)
 		"                        0 = wait forever (default 0)\n"
 		"  -h, --help            this text\n"
 		"  --version             print the version\n"
-		"\n"
-		"exit status: 0 success, 1 failure, 2 usage error, 3 io_uring unavailable\n",
+		"\n",
 		PING_DEFAULT_PORT, PING_MIN_SIZE, PING_MAX_SIZE,
 		PING_DEFAULT_SIZE, PING_DEFAULT_TIMEOUT_MS);
+	tool_tls_usage(f);
+	fprintf(f, "\nexit status: 0 success, 1 failure, 2 usage error, "
+		   "3 io_uring unavailable\n");
 }
 
 /* Parses a decimal in [min, max] into |out|. Returns 0 or -EINVAL. */
@@ -117,6 +120,8 @@ static int opts_one(struct ping_opts *o, int op, const char *arg)
 {
 	long v;
 
+	if (tool_tls_opt(&o->tls, op, arg))
+		return 0;
 	switch (op) {
 	case 's':
 		o->server = 1;
@@ -273,5 +278,7 @@ int ping_opts_parse(struct ping_opts *o, int argc, char **argv)
 		fprintf(stderr, "iwarp_ping: -P is a server option\n");
 		return -EINVAL;
 	}
+	if (tool_tls_check(&o->tls, "iwarp_ping"))
+		return -EINVAL;
 	return 0;
 }

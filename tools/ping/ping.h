@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tools/common/tls.h"
+
 #include <iwarp/iwarp.h>
 
 #define PING_DEFAULT_PORT 7174
@@ -72,6 +74,7 @@ struct ping_opts {
 	int markers;
 	int mpa_rev;
 	int p2p; /* enum iwarp_p2p_rtr */
+	struct tool_tls tls; /* --tls* */
 };
 
 /*

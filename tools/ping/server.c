@@ -57,6 +57,9 @@ int server_start(struct ping_loop *l)
 			iwarp_strerror(ret));
 		return ret;
 	}
+	ret = tool_tls_apply(&o->tls, l->listen_id, true, "iwarp_ping");
+	if (ret)
+		return ret;
 	ret = iwarp_cm_listen(l->listen_id, PING_LISTEN_BACKLOG);
 	if (ret) {
 		fprintf(stderr, "iwarp_ping: rdma_listen %s: %s\n", name,
