@@ -7,7 +7,8 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       liburing-dev libisal-dev check libsubunit-dev libpcap-dev
       clang libclang-rt-14-dev tshark iproute2 python3
       gnuplot-nox nftables
-      abigail-tools debhelper lintian)  # ABI check; Debian packages (make check-deb)
+      abigail-tools debhelper lintian  # ABI check; Debian packages (make check-deb)
+      libibverbs-dev librdmacm-dev)  # compat/ builds against rdma-core headers
 
 missing=()
 for p in "${PKGS[@]}"; do
