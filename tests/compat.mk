@@ -1,0 +1,10 @@
+# tests/compat.mk: unmodified RDMA programs over the compat libraries
+# (shared by compat/verbs and compat/rdmacm; append only).
+
+# librdmacm: one test per row of tests/compat_programs.sh (each skips with
+# 77 when its Debian package is missing).
+COMPAT_RDMACM_ROWS = tests/compat/rping_self.sh tests/compat/rping_iwarp_ping.sh \
+	tests/compat/ib_send_bw.sh tests/compat/ib_write_bw.sh tests/compat/ib_read_bw.sh \
+	tests/compat/ib_send_lat.sh tests/compat/ib_write_lat.sh tests/compat/ib_read_lat.sh
+TESTS += $(COMPAT_RDMACM_ROWS)
+dist_check_SCRIPTS += tests/compat_programs.sh $(COMPAT_RDMACM_ROWS)
