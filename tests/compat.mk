@@ -8,3 +8,19 @@ COMPAT_RDMACM_ROWS = tests/compat/rping_self.sh tests/compat/rping_iwarp_ping.sh
 	tests/compat/ib_send_lat.sh tests/compat/ib_write_lat.sh tests/compat/ib_read_lat.sh
 TESTS += $(COMPAT_RDMACM_ROWS)
 dist_check_SCRIPTS += tests/compat_programs.sh $(COMPAT_RDMACM_ROWS)
+
+# libibverbs: the ABI Debian's RDMA programs import, and the library seen
+# through <infiniband/verbs.h> (linked to the shared libraries, as
+# applications are).
+TESTS += tests/compat_symbols.sh
+dist_check_SCRIPTS += tests/compat_symbols.sh
+if BUILD_COMPAT
+if HAVE_CHECK
+check_PROGRAMS += tests/compat_verbs_test
+TESTS += tests/compat_verbs_test
+tests_compat_verbs_test_SOURCES = tests/compat_verbs_test.c
+tests_compat_verbs_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_compat_verbs_test_LDADD = compat/libibverbs.la libiwarp.la tests/libtestutil.la \
+	$(CHECK_LIBS)
+endif
+endif
