@@ -20,14 +20,23 @@
 
 #include "compat/verbs/iwc.h"
 
-static struct ibv_device iwc_dev = {
-	.node_type = IBV_NODE_RNIC,
-	.transport_type = IBV_TRANSPORT_IWARP,
-	.name = "iwarp0",
-	.dev_name = "iwarp0",
-	.dev_path = "",
-	.ibdev_path = "",
+/* Direct-verbs libraries (libmlx5's mlx5dv_is_supported...) read the
+ * provider fields libibverbs keeps after a struct ibv_device: zeroed room
+ * for them, so such a read finds no provider instead of other data. */
+static struct {
+	struct ibv_device dev;
+	void *provider_room[16];
+} iwc_dev_storage = {
+	.dev = {
+		.node_type = IBV_NODE_RNIC,
+		.transport_type = IBV_TRANSPORT_IWARP,
+		.name = "iwarp0",
+		.dev_name = "iwarp0",
+		.dev_path = "",
+		.ibdev_path = "",
+	},
 };
+#define iwc_dev (iwc_dev_storage.dev)
 
 static pthread_once_t ident_once = PTHREAD_ONCE_INIT;
 static uint8_t ident_mac[6];
