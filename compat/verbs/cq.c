@@ -8,10 +8,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compat/verbs/iwc.h"
 
-/* completions converted per native poll: bounds the stack use */
+/* completions per native poll when they cannot be converted in place */
 #define IWC_POLL_BATCH 32
 
 /* the wc_flags ibverbs defines with the native values */
@@ -56,6 +57,26 @@ static struct iwc_channel *iwc_chan(struct ibv_comp_channel *ch)
 	struct iwc_channel *c = (struct iwc_channel *)(void *)ch;
 
 	return c && c->magic == IWC_MAGIC_CHAN ? c : NULL;
+}
+
+static void wc_convert(const struct iwarp_wc *s, struct ibv_wc *d)
+{
+	d->wr_id = s->wr_id;
+	d->status = (enum ibv_wc_status)s->status;
+	d->opcode = (enum ibv_wc_opcode)s->opcode;
+	d->vendor_err = s->vendor_err;
+	d->byte_len = s->byte_len;
+	if (s->wc_flags & IWARP_WC_WITH_INV)
+		d->invalidated_rkey = s->invalidated_rkey;
+	else
+		d->imm_data = s->imm_data;
+	d->qp_num = s->qp_num;
+	d->src_qp = s->src_qp;
+	d->wc_flags = s->wc_flags & IWC_WC_FLAGS;
+	d->pkey_index = 0;
+	d->slid = 0;
+	d->sl = 0;
+	d->dlid_path_bits = 0;
 }
 
 IWC_EXPORT struct iwarp_cq *iwc_native_cq(struct ibv_cq *cq)
@@ -211,46 +232,37 @@ IWC_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 		iwarp_ack_cq_events(q->native, nevents);
 }
 
+/* The native completions are written into the caller's array and
+ * converted in place, each from a copy of itself: no second buffer, one
+ * native call per poll. */
+_Static_assert(sizeof(struct iwarp_wc) <= sizeof(struct ibv_wc) &&
+		       _Alignof(struct iwarp_wc) <= _Alignof(struct ibv_wc),
+	       "an ibv_wc array cannot hold native completions in place");
+
 int iwc_op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct iwc_cq *q = (struct iwc_cq *)(void *)cq;
 	struct iwarp_wc nwc[IWC_POLL_BATCH];
-	int done = 0;
+	int n;
 
 	if (num_entries < 0 || (num_entries && !wc))
 		return -EINVAL;
-	while (done < num_entries) {
-		int want = num_entries - done < IWC_POLL_BATCH ? num_entries - done : IWC_POLL_BATCH;
-		int n = iwarp_poll_cq(q->native, want, nwc);
-
-		if (n < 0)
-			return done ? done : n;
+	if (sizeof(struct iwarp_wc) == sizeof(struct ibv_wc)) {
+		n = iwarp_poll_cq(q->native, num_entries, (struct iwarp_wc *)(void *)wc);
 		for (int i = 0; i < n; i++) {
-			const struct iwarp_wc *s = &nwc[i];
-			struct ibv_wc *d = &wc[done + i];
+			struct iwarp_wc s;
 
-			d->wr_id = s->wr_id;
-			d->status = (enum ibv_wc_status)s->status;
-			d->opcode = (enum ibv_wc_opcode)s->opcode;
-			d->vendor_err = s->vendor_err;
-			d->byte_len = s->byte_len;
-			if (s->wc_flags & IWARP_WC_WITH_INV)
-				d->invalidated_rkey = s->invalidated_rkey;
-			else
-				d->imm_data = s->imm_data;
-			d->qp_num = s->qp_num;
-			d->src_qp = s->src_qp;
-			d->wc_flags = s->wc_flags & IWC_WC_FLAGS;
-			d->pkey_index = 0;
-			d->slid = 0;
-			d->sl = 0;
-			d->dlid_path_bits = 0;
+			memcpy(&s, &((struct iwarp_wc *)(void *)wc)[i], sizeof(s));
+			wc_convert(&s, &wc[i]);
 		}
-		done += n;
-		if (n < want)
-			break;
+		return n;
 	}
-	return done;
+	/* (a native completion smaller than ibv_wc: through a batch) */
+	n = iwarp_poll_cq(q->native, num_entries < IWC_POLL_BATCH ? num_entries : IWC_POLL_BATCH,
+			  nwc);
+	for (int i = 0; i < n; i++)
+		wc_convert(&nwc[i], &wc[i]);
+	return n;
 }
 
 int iwc_op_req_notify_cq(struct ibv_cq *cq, int solicited_only)
