@@ -622,6 +622,57 @@ START_TEST(test_data)
 }
 END_TEST
 
+/* An RDMA Write naming an STag the server does not have: both QPs report
+ * the TERMINATE (RFC 5040 §7: remote protection error, invalid STag) as an
+ * asynchronous event naming their ibverbs QP. */
+START_TEST(test_remote_error)
+{
+	struct side srv, cli;
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_async_event ae;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct pollfd p;
+
+	side_open(&srv);
+	side_open(&cli);
+	connect_pair(&srv, &cli);
+	sge = (struct ibv_sge){.addr = (uintptr_t)cli.buf, .length = 64, .lkey = cli.mr->lkey};
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 77;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)srv.buf;
+	wr.wr.rdma.rkey = srv.mr->rkey ^ 0x5500; /* another index: no such STag */
+	ck_assert_int_eq(ibv_post_send(cli.qp, &wr, &bad), 0);
+	next_wc(&cli, &wc);
+	/* (a Write completes when sent: success, or an error when the
+	 * TERMINATE came first) */
+	ck_assert_uint_eq(wc.wr_id, 77);
+
+	p = (struct pollfd){.fd = srv.ctx->async_fd, .events = POLLIN};
+	ck_assert_msg(poll(&p, 1, WAIT_MS) == 1, "no asynchronous event");
+	ck_assert_int_eq(ibv_get_async_event(srv.ctx, &ae), 0);
+	ck_assert_msg(ae.event_type == IBV_EVENT_QP_ACCESS_ERR, "event %s",
+		      ibv_event_type_str(ae.event_type));
+	ck_assert_ptr_eq(ae.element.qp, srv.qp);
+	ibv_ack_async_event(&ae);
+	/* the client learns it from the TERMINATE */
+	p = (struct pollfd){.fd = cli.ctx->async_fd, .events = POLLIN};
+	ck_assert_msg(poll(&p, 1, WAIT_MS) == 1, "no asynchronous event at the client");
+	ck_assert_int_eq(ibv_get_async_event(cli.ctx, &ae), 0);
+	ck_assert_ptr_eq(ae.element.qp, cli.qp);
+	ck_assert_msg(ae.event_type == IBV_EVENT_QP_ACCESS_ERR, "client event %s",
+		      ibv_event_type_str(ae.event_type));
+	ibv_ack_async_event(&ae);
+
+	side_close(&cli);
+	side_close(&srv);
+}
+END_TEST
+
 static Suite *compat_verbs_suite(void)
 {
 	Suite *s = suite_create("compat_verbs");
@@ -633,6 +684,7 @@ static Suite *compat_verbs_suite(void)
 	tcase_add_test(tc, test_lifecycle);
 	tcase_add_test(tc, test_srq);
 	tcase_add_test(tc, test_data);
+	tcase_add_test(tc, test_remote_error);
 	suite_add_tcase(s, tc);
 	return s;
 }
