@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,34 @@ static enum ibv_event_type event_from_native(enum iwarp_event_type t)
 	return IBV_EVENT_DEVICE_FATAL;
 }
 
+/* The ibverbs element of a native event; false when the native object
+ * is none of ours (a native QP nobody wrapped yet): such events are
+ * dropped, an application could not name their object. */
+static bool event_element(const struct iwarp_async_event *ev, struct ibv_async_event *event)
+{
+	if (ev->event_type == IWARP_EVENT_CQ_ERR) {
+		struct iwc_cq *q = ev->element.cq ? ev->element.cq->cq_context : NULL;
+
+		if (!q || q->magic != IWC_MAGIC_CQ || q->native != ev->element.cq)
+			return false;
+		event->element.cq = &q->cq;
+	} else if (ev->event_type == IWARP_EVENT_SRQ_ERR ||
+		   ev->event_type == IWARP_EVENT_SRQ_LIMIT_REACHED) {
+		struct iwc_srq *s = ev->element.srq ? ev->element.srq->srq_context : NULL;
+
+		if (!s || s->magic != IWC_MAGIC_SRQ || s->native != ev->element.srq)
+			return false;
+		event->element.srq = &s->srq;
+	} else {
+		struct iwc_qp *q = ev->element.qp ? ev->element.qp->qp_context : NULL;
+
+		if (!q || q->magic != IWC_MAGIC_QP || q->native != ev->element.qp)
+			return false;
+		event->element.qp = &q->qp;
+	}
+	return true;
+}
+
 IWC_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
 	struct iwc_context *c = iwc_ctx(context);
@@ -66,27 +95,15 @@ IWC_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async
 		errno = EINVAL;
 		return -1;
 	}
-	ret = iwarp_get_async_event(c->native, &ev);
-	if (ret < 0) {
-		errno = iwc_errno(ret);
-		return -1;
-	}
-	memset(event, 0, sizeof(*event));
-	event->event_type = event_from_native(ev.event_type);
-	if (ev.event_type == IWARP_EVENT_CQ_ERR) {
-		struct iwc_cq *q = ev.element.cq->cq_context;
-
-		event->element.cq = &q->cq;
-	} else if (ev.event_type == IWARP_EVENT_SRQ_ERR ||
-		   ev.event_type == IWARP_EVENT_SRQ_LIMIT_REACHED) {
-		struct iwc_srq *s = ev.element.srq->srq_context;
-
-		event->element.srq = &s->srq;
-	} else {
-		struct iwc_qp *q = ev.element.qp->qp_context;
-
-		event->element.qp = &q->qp;
-	}
+	do {
+		ret = iwarp_get_async_event(c->native, &ev);
+		if (ret < 0) {
+			errno = iwc_errno(ret);
+			return -1;
+		}
+		memset(event, 0, sizeof(*event));
+		event->event_type = event_from_native(ev.event_type);
+	} while (!event_element(&ev, event));
 	return 0;
 }
 

@@ -12,4 +12,4 @@ compat_libibverbs_la_LDFLAGS = $(AM_LDFLAGS) -version-info 1:0:0 -no-undefined \
 	-Wl,--version-script=$(top_srcdir)/compat/libibverbs.map
 EXTRA_compat_libibverbs_la_DEPENDENCIES = $(top_srcdir)/compat/libibverbs.map
 endif
-EXTRA_DIST += compat/libibverbs.map
+EXTRA_DIST += compat/libibverbs.map docs/compat.md
