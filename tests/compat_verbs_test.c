@@ -57,7 +57,8 @@ START_TEST(test_device)
 	ck_assert_int_eq(ibv_get_device_index(list[0]), 0);
 	again = ibv_get_device_list(NULL);
 	ck_assert_ptr_nonnull(again);
-	ck_assert_uint_eq(ibv_get_device_guid(again[0]), ibv_get_device_guid(list[0]));
+	ck_assert_uint_eq(ibv_get_device_guid(again[0]),
+			  ibv_get_device_guid(list[0]));
 	ibv_free_device_list(again);
 	ibv_free_device_list(list);
 
@@ -65,7 +66,8 @@ START_TEST(test_device)
 	ck_assert_str_eq(ibv_port_state_str(IBV_PORT_ACTIVE), "active");
 	ck_assert_str_eq(ibv_wc_status_str(IBV_WC_SUCCESS), "success");
 	ck_assert_str_eq(ibv_wc_status_str((enum ibv_wc_status)999), "unknown");
-	ck_assert_str_eq(ibv_event_type_str(IBV_EVENT_COMM_EST), "communication established");
+	ck_assert_str_eq(ibv_event_type_str(IBV_EVENT_COMM_EST),
+			 "communication established");
 	ck_assert_int_eq(ibv_fork_init(), 0);
 	ck_assert_int_eq(ibv_is_fork_initialized(), IBV_FORK_UNNEEDED);
 }
@@ -169,7 +171,8 @@ START_TEST(test_lifecycle)
 	ck_assert_ptr_nonnull(pd2);
 
 	mr = ibv_reg_mr(pd, buf, sizeof(buf),
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				IBV_ACCESS_REMOTE_READ);
 	ck_assert_ptr_nonnull(mr);
 	ck_assert_ptr_eq(mr->pd, pd);
 	ck_assert_ptr_eq(mr->addr, buf);
@@ -177,15 +180,18 @@ START_TEST(test_lifecycle)
 	ck_assert_uint_ne(mr->lkey, 0);
 	/* flags that change what a region is, other I/O addresses: refused */
 	errno = 0;
-	ck_assert_ptr_null(ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_ZERO_BASED));
+	ck_assert_ptr_null(
+		ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_ZERO_BASED));
 	ck_assert_int_eq(errno, EOPNOTSUPP);
 	errno = 0;
-	ck_assert_ptr_null(ibv_reg_mr_iova(pd, buf, sizeof(buf), 0x1000, IBV_ACCESS_LOCAL_WRITE));
+	ck_assert_ptr_null(ibv_reg_mr_iova(pd, buf, sizeof(buf), 0x1000,
+					   IBV_ACCESS_LOCAL_WRITE));
 	ck_assert_int_eq(errno, EOPNOTSUPP);
 	/* an optional flag is ignored */
 	{
-		struct ibv_mr *m2 = ibv_reg_mr(pd, buf, 64,
-					       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING);
+		struct ibv_mr *m2 = ibv_reg_mr(
+			pd, buf, 64,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING);
 
 		ck_assert_ptr_nonnull(m2);
 		ck_assert_int_eq(ibv_dereg_mr(m2), 0);
@@ -206,7 +212,8 @@ START_TEST(test_lifecycle)
 	ck_assert_int_ge(cq->cqe, 64);
 	ck_assert_ptr_eq(cq->cq_context, (void *)0x1234);
 	errno = 0;
-	ck_assert_ptr_null(ibv_create_cq(ctx, 64, NULL, NULL, 1)); /* no vector 1 */
+	ck_assert_ptr_null(
+		ibv_create_cq(ctx, 64, NULL, NULL, 1)); /* no vector 1 */
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(ibv_destroy_comp_channel(ch), EBUSY);
 	ck_assert_int_eq(ibv_resize_cq(cq, 128), 0);
@@ -240,7 +247,8 @@ START_TEST(test_lifecycle)
 	ck_assert_int_eq(qp->state, IBV_QPS_RESET);
 	ck_assert_ptr_nonnull(iwc_native_qp(qp));
 	ck_assert_uint_eq(qp->qp_num, iwc_native_qp(qp)->qp_num);
-	ck_assert_int_eq(ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_CAP, &got), 0);
+	ck_assert_int_eq(
+		ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_CAP, &got), 0);
 	ck_assert_int_eq(attr.qp_state, IBV_QPS_RESET);
 	ck_assert_ptr_eq(got.send_cq, cq);
 	ck_assert_int_eq(got.qp_type, IBV_QPT_RC);
@@ -248,11 +256,13 @@ START_TEST(test_lifecycle)
 	memset(&attr, 0, sizeof(attr));
 	attr.pkey_index = 0;
 	attr.port_num = 1;
-	ck_assert_int_eq(ibv_modify_qp(qp, &attr, IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
+	ck_assert_int_eq(
+		ibv_modify_qp(qp, &attr, IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
 	attr.qp_state = IBV_QPS_INIT;
 	attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
 	ck_assert_int_eq(ibv_modify_qp(qp, &attr,
-				       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					       IBV_QP_PORT |
 					       IBV_QP_ACCESS_FLAGS),
 			 0);
 	ck_assert_int_eq(qp->state, IBV_QPS_INIT);
@@ -347,7 +357,8 @@ static void side_open(struct side *s)
 	s->buf = calloc(1, BUF_LEN);
 	ck_assert_ptr_nonnull(s->buf);
 	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ);
 	ck_assert_ptr_nonnull(s->mr);
 	s->cm_ch = iwarp_cm_create_event_channel();
 	ck_assert_ptr_nonnull(s->cm_ch);
@@ -372,7 +383,8 @@ static void side_qp(struct side *s)
 	na.cap.max_recv_wr = 64;
 	na.cap.max_send_sge = 2;
 	na.cap.max_recv_sge = 2;
-	ck_assert_int_eq(iwarp_cm_create_qp(s->id, iwc_native_pd(s->pd), &na), 0);
+	ck_assert_int_eq(iwarp_cm_create_qp(s->id, iwc_native_pd(s->pd), &na),
+			 0);
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_context = s;
 	qa.send_cq = s->cq;
@@ -413,7 +425,8 @@ static struct iwarp_cm_event *expect_cm(struct iwarp_event_channel *ch,
 		      iwarp_cm_event_str(type));
 	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
 	ck_assert_msg(ev->event == type, "got %s (status %d), wanted %s",
-		      iwarp_cm_event_str(ev->event), ev->status, iwarp_cm_event_str(type));
+		      iwarp_cm_event_str(ev->event), ev->status,
+		      iwarp_cm_event_str(type));
 	return ev;
 }
 
@@ -441,28 +454,37 @@ static void next_wc(struct side *s, struct ibv_wc *wc)
 		ck_assert_ptr_eq(ev_ctx, s);
 		ibv_ack_cq_events(ev_cq, 1);
 	}
-	ck_abort_msg("completion channel signalled 1000 times without a completion");
+	ck_abort_msg(
+		"completion channel signalled 1000 times without a completion");
 }
 
-static void expect_wc(struct side *s, uint64_t wr_id, enum ibv_wc_opcode op, uint32_t len)
+static void expect_wc(struct side *s, uint64_t wr_id, enum ibv_wc_opcode op,
+		      uint32_t len)
 {
 	struct ibv_wc wc;
 
 	next_wc(s, &wc);
-	ck_assert_msg(wc.status == IBV_WC_SUCCESS, "wr %llu: %s (vendor_err 0x%x)",
-		      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status), wc.vendor_err);
+	ck_assert_msg(wc.status == IBV_WC_SUCCESS,
+		      "wr %llu: %s (vendor_err 0x%x)",
+		      (unsigned long long)wc.wr_id,
+		      ibv_wc_status_str(wc.status), wc.vendor_err);
 	ck_assert_uint_eq(wc.wr_id, wr_id);
 	ck_assert_int_eq(wc.opcode, op);
 	ck_assert_uint_eq(wc.qp_num, s->qp->qp_num);
 	if (op == IBV_WC_RECV || op == IBV_WC_RDMA_READ)
 		ck_assert_uint_eq(wc.byte_len, len);
-	ck_assert_uint_eq(wc.wc_flags & ~(unsigned int)(IBV_WC_WITH_IMM | IBV_WC_WITH_INV), 0);
+	ck_assert_uint_eq(wc.wc_flags & ~(unsigned int)(IBV_WC_WITH_IMM |
+							IBV_WC_WITH_INV),
+			  0);
 }
 
 static void post_recv(struct side *s, uint64_t wr_id, size_t off, uint32_t len)
 {
-	struct ibv_sge sge = {.addr = (uintptr_t)s->buf + off, .length = len, .lkey = s->mr->lkey};
-	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1}, *bad = NULL;
+	struct ibv_sge sge = {.addr = (uintptr_t)s->buf + off,
+			      .length = len,
+			      .lkey = s->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1},
+			   *bad = NULL;
 
 	ck_assert_int_eq(ibv_post_recv(s->qp, &wr, &bad), 0);
 }
@@ -474,8 +496,9 @@ static void connect_pair(struct side *srv, struct side *cli)
 	struct iwarp_cm_id *l;
 	uint16_t port;
 
-	ck_assert_int_eq(iwarp_cm_create_id(srv->cm_ch, iwc_native_context(srv->ctx), &l, NULL,
-					    IWARP_PS_TCP),
+	ck_assert_int_eq(iwarp_cm_create_id(srv->cm_ch,
+					    iwc_native_context(srv->ctx), &l,
+					    NULL, IWARP_PS_TCP),
 			 0);
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
 	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
@@ -483,14 +506,20 @@ static void connect_pair(struct side *srv, struct side *cli)
 	port = ntohs(((struct sockaddr_in *)&l->src_addr)->sin_port);
 	ck_assert_uint_ne(port, 0);
 
-	ck_assert_int_eq(iwarp_cm_create_id(cli->cm_ch, iwc_native_context(cli->ctx), &cli->id,
-					    NULL, IWARP_PS_TCP),
+	ck_assert_int_eq(iwarp_cm_create_id(cli->cm_ch,
+					    iwc_native_context(cli->ctx),
+					    &cli->id, NULL, IWARP_PS_TCP),
 			 0);
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
-	ck_assert_int_eq(iwarp_cm_resolve_addr(cli->id, NULL, (struct sockaddr *)&ss, 2000), 0);
-	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(cli->cm_ch, IWARP_CM_EVENT_ADDR_RESOLVED)), 0);
+	ck_assert_int_eq(iwarp_cm_resolve_addr(cli->id, NULL,
+					       (struct sockaddr *)&ss, 2000),
+			 0);
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(
+				 cli->cm_ch, IWARP_CM_EVENT_ADDR_RESOLVED)),
+			 0);
 	ck_assert_int_eq(iwarp_cm_resolve_route(cli->id, 2000), 0);
-	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(cli->cm_ch, IWARP_CM_EVENT_ROUTE_RESOLVED)),
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(
+				 cli->cm_ch, IWARP_CM_EVENT_ROUTE_RESOLVED)),
 			 0);
 	side_qp(cli);
 	ck_assert_int_eq(iwarp_cm_connect(cli->id, NULL), 0);
@@ -503,8 +532,12 @@ static void connect_pair(struct side *srv, struct side *cli)
 	post_recv(srv, 100, 0, 64);
 	post_recv(srv, 101, 64, 64);
 	ck_assert_int_eq(iwarp_cm_accept(srv->id, NULL), 0);
-	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(cli->cm_ch, IWARP_CM_EVENT_ESTABLISHED)), 0);
-	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(srv->cm_ch, IWARP_CM_EVENT_ESTABLISHED)), 0);
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(
+				 cli->cm_ch, IWARP_CM_EVENT_ESTABLISHED)),
+			 0);
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(
+				 srv->cm_ch, IWARP_CM_EVENT_ESTABLISHED)),
+			 0);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 }
 
@@ -521,14 +554,18 @@ START_TEST(test_data)
 	connect_pair(&srv, &cli);
 	ck_assert_int_eq(ibv_query_qp(cli.qp, &qattr, IBV_QP_STATE, &qinit), 0);
 	ck_assert_int_eq(qattr.qp_state, IBV_QPS_RTS);
-	ck_assert_int_eq(cli.qp->state, IBV_QPS_RTS); /* refreshed by the query */
+	ck_assert_int_eq(cli.qp->state,
+			 IBV_QPS_RTS); /* refreshed by the query */
 	ck_assert_ptr_eq(qinit.qp_context, &cli);
 
 	/* Send, two SGEs gathered into one message */
 	memcpy(cli.buf, "hello, ", 7);
 	memcpy(cli.buf + 100, "iwarp", 5);
-	sge[0] = (struct ibv_sge){.addr = (uintptr_t)cli.buf, .length = 7, .lkey = cli.mr->lkey};
-	sge[1] = (struct ibv_sge){.addr = (uintptr_t)cli.buf + 100, .length = 5, .lkey = cli.mr->lkey};
+	sge[0] = (struct ibv_sge){
+		.addr = (uintptr_t)cli.buf, .length = 7, .lkey = cli.mr->lkey};
+	sge[1] = (struct ibv_sge){.addr = (uintptr_t)cli.buf + 100,
+				  .length = 5,
+				  .lkey = cli.mr->lkey};
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 1;
 	wr.sg_list = sge;
@@ -544,7 +581,8 @@ START_TEST(test_data)
 	/* RDMA Write into the server's buffer, then a Send behind it: when
 	 * the Send arrives the Write is placed (RFC 5040 §5.5) */
 	iw_test_fill((uint8_t *)cli.buf + 1024, 1000, 11);
-	sge[0] = (struct ibv_sge){.addr = (uintptr_t)cli.buf + 1024, .length = 1000,
+	sge[0] = (struct ibv_sge){.addr = (uintptr_t)cli.buf + 1024,
+				  .length = 1000,
 				  .lkey = cli.mr->lkey};
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 2;
@@ -556,7 +594,8 @@ START_TEST(test_data)
 	wr.wr.rdma.rkey = srv.mr->rkey;
 	ck_assert_int_eq(ibv_post_send(cli.qp, &wr, &bad), 0);
 	expect_wc(&cli, 2, IBV_WC_RDMA_WRITE, 1000);
-	sge[0] = (struct ibv_sge){.addr = (uintptr_t)cli.buf, .length = 4, .lkey = cli.mr->lkey};
+	sge[0] = (struct ibv_sge){
+		.addr = (uintptr_t)cli.buf, .length = 4, .lkey = cli.mr->lkey};
 	wr.wr_id = 3;
 	wr.opcode = IBV_WR_SEND;
 	ck_assert_int_eq(ibv_post_send(cli.qp, &wr, &bad), 0);
@@ -566,7 +605,8 @@ START_TEST(test_data)
 
 	/* RDMA Read of the server's buffer */
 	iw_test_fill((uint8_t *)srv.buf + 3072, 512, 12);
-	sge[0] = (struct ibv_sge){.addr = (uintptr_t)cli.buf + 3072, .length = 512,
+	sge[0] = (struct ibv_sge){.addr = (uintptr_t)cli.buf + 3072,
+				  .length = 512,
 				  .lkey = cli.mr->lkey};
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 4;
@@ -592,7 +632,8 @@ START_TEST(test_data)
 			chain[i].num_sge = 1;
 			chain[i].opcode = IBV_WR_RDMA_WRITE;
 			chain[i].send_flags = IBV_SEND_SIGNALED;
-			chain[i].wr.rdma.remote_addr = (uintptr_t)srv.buf + 3072;
+			chain[i].wr.rdma.remote_addr =
+				(uintptr_t)srv.buf + 3072;
 			chain[i].wr.rdma.rkey = srv.mr->rkey;
 			chain[i].next = i < 19 ? &chain[i + 1] : NULL;
 		}
@@ -602,21 +643,31 @@ START_TEST(test_data)
 		ck_assert_int_eq(ibv_post_send(cli.qp, chain, &bad), EINVAL);
 		ck_assert_ptr_eq(bad, &chain[18]);
 		for (int i = 0; i < 18; i++)
-			expect_wc(&cli, 1000 + (uint64_t)i, IBV_WC_RDMA_WRITE, 16);
+			expect_wc(&cli, 1000 + (uint64_t)i, IBV_WC_RDMA_WRITE,
+				  16);
 	}
 
 	/* a bad WR in a receive chain: positive errno, bad_wr */
 	{
-		struct ibv_sge rs = {.addr = (uintptr_t)srv.buf, .length = 8, .lkey = srv.mr->lkey};
-		struct ibv_recv_wr rwr = {.wr_id = 9, .sg_list = &rs, .num_sge = 1000}, *rbad = NULL;
+		struct ibv_sge rs = {.addr = (uintptr_t)srv.buf,
+				     .length = 8,
+				     .lkey = srv.mr->lkey};
+		struct ibv_recv_wr rwr = {.wr_id = 9,
+					  .sg_list = &rs,
+					  .num_sge = 1000},
+				   *rbad = NULL;
 
 		ck_assert_int_eq(ibv_post_recv(srv.qp, &rwr, &rbad), EINVAL);
 		ck_assert_ptr_eq(rbad, &rwr);
 	}
 
 	ck_assert_int_eq(iwarp_cm_disconnect(cli.id), 0);
-	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(cli.cm_ch, IWARP_CM_EVENT_DISCONNECTED)), 0);
-	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(srv.cm_ch, IWARP_CM_EVENT_DISCONNECTED)), 0);
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(
+				 cli.cm_ch, IWARP_CM_EVENT_DISCONNECTED)),
+			 0);
+	ck_assert_int_eq(iwarp_cm_ack_event(expect_cm(
+				 srv.cm_ch, IWARP_CM_EVENT_DISCONNECTED)),
+			 0);
 	side_close(&cli);
 	side_close(&srv);
 }
@@ -637,7 +688,8 @@ START_TEST(test_remote_error)
 	side_open(&srv);
 	side_open(&cli);
 	connect_pair(&srv, &cli);
-	sge = (struct ibv_sge){.addr = (uintptr_t)cli.buf, .length = 64, .lkey = cli.mr->lkey};
+	sge = (struct ibv_sge){
+		.addr = (uintptr_t)cli.buf, .length = 64, .lkey = cli.mr->lkey};
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 77;
 	wr.sg_list = &sge;
@@ -645,7 +697,8 @@ START_TEST(test_remote_error)
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.wr.rdma.remote_addr = (uintptr_t)srv.buf;
-	wr.wr.rdma.rkey = srv.mr->rkey ^ 0x5500; /* another index: no such STag */
+	wr.wr.rdma.rkey =
+		srv.mr->rkey ^ 0x5500; /* another index: no such STag */
 	ck_assert_int_eq(ibv_post_send(cli.qp, &wr, &bad), 0);
 	next_wc(&cli, &wc);
 	/* (a Write completes when sent: success, or an error when the
@@ -661,11 +714,12 @@ START_TEST(test_remote_error)
 	ibv_ack_async_event(&ae);
 	/* the client learns it from the TERMINATE */
 	p = (struct pollfd){.fd = cli.ctx->async_fd, .events = POLLIN};
-	ck_assert_msg(poll(&p, 1, WAIT_MS) == 1, "no asynchronous event at the client");
+	ck_assert_msg(poll(&p, 1, WAIT_MS) == 1,
+		      "no asynchronous event at the client");
 	ck_assert_int_eq(ibv_get_async_event(cli.ctx, &ae), 0);
 	ck_assert_ptr_eq(ae.element.qp, cli.qp);
-	ck_assert_msg(ae.event_type == IBV_EVENT_QP_ACCESS_ERR, "client event %s",
-		      ibv_event_type_str(ae.event_type));
+	ck_assert_msg(ae.event_type == IBV_EVENT_QP_ACCESS_ERR,
+		      "client event %s", ibv_event_type_str(ae.event_type));
 	ibv_ack_async_event(&ae);
 
 	side_close(&cli);

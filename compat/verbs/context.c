@@ -24,7 +24,8 @@ struct iwc_context *iwc_ctx(struct ibv_context *ctx)
 {
 	struct iwc_context *c;
 
-	if (!ctx || ctx->device != iwc_device() || ctx->abi_compat != __VERBS_ABI_IS_EXTENDED)
+	if (!ctx || ctx->device != iwc_device() ||
+	    ctx->abi_compat != __VERBS_ABI_IS_EXTENDED)
 		return NULL;
 	c = IWC_CONTAINER(ctx, struct iwc_context, vctx.context);
 	return c->magic == IWC_MAGIC_CTX ? c : NULL;
@@ -101,7 +102,8 @@ IWC_EXPORT int ibv_close_device(struct ibv_context *context)
 	return 0;
 }
 
-static void fill_device_attr(const struct iwarp_device_attr *n, struct ibv_device_attr *a)
+static void fill_device_attr(const struct iwarp_device_attr *n,
+			     struct ibv_device_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", n->fw_ver);
@@ -117,7 +119,8 @@ static void fill_device_attr(const struct iwarp_device_attr *n, struct ibv_devic
 	/* RFC 5040 §5.3 Send with Invalidate, local invalidate and type 2
 	 * windows are the memory management extensions */
 	a->device_cap_flags = IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_MEM_WINDOW |
-			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	a->max_sge = n->max_sge;
 	a->max_sge_rd = n->max_sge_rd;
 	a->max_cq = n->max_cq;
@@ -138,7 +141,8 @@ static void fill_device_attr(const struct iwarp_device_attr *n, struct ibv_devic
 	a->phys_port_cnt = 1;
 }
 
-IWC_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
+IWC_EXPORT int ibv_query_device(struct ibv_context *context,
+				struct ibv_device_attr *device_attr)
 {
 	struct iwc_context *c = iwc_ctx(context);
 	struct iwarp_device_attr n;
@@ -153,7 +157,8 @@ IWC_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_a
 	return 0;
 }
 
-int iwc_op_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+int iwc_op_query_device_ex(struct ibv_context *context,
+			   const struct ibv_query_device_ex_input *input,
 			   struct ibv_device_attr_ex *attr, size_t attr_size)
 {
 	struct ibv_device_attr_ex full;
@@ -168,13 +173,16 @@ int iwc_op_query_device_ex(struct ibv_context *context, const struct ibv_query_d
 	if (ret)
 		return ret;
 	full.phys_port_cnt_ex = 1;
-	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
+	memcpy(attr, &full,
+	       attr_size < sizeof(full) ? attr_size : sizeof(full));
 	if (attr_size > sizeof(full))
-		memset((char *)attr + sizeof(full), 0, attr_size - sizeof(full));
+		memset((char *)attr + sizeof(full), 0,
+		       attr_size - sizeof(full));
 	return 0;
 }
 
-static void fill_port_attr(const struct iwarp_device_attr *n, struct ibv_port_attr *p)
+static void fill_port_attr(const struct iwarp_device_attr *n,
+			   struct ibv_port_attr *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->state = IBV_PORT_ACTIVE;
@@ -183,7 +191,8 @@ static void fill_port_attr(const struct iwarp_device_attr *n, struct ibv_port_at
 	 * iWARP itself segments by the TCP MSS (RFC 5044 §6) */
 	p->active_mtu = IBV_MTU_1024;
 	p->gid_tbl_len = 1;
-	p->max_msg_sz = n->max_mr_size > UINT32_MAX ? UINT32_MAX : (uint32_t)n->max_mr_size;
+	p->max_msg_sz = n->max_mr_size > UINT32_MAX ? UINT32_MAX
+						    : (uint32_t)n->max_mr_size;
 	p->pkey_tbl_len = 1;
 	/* ibverbs encodings: width 2 = 4 lanes, speed 4 = 10 Gb/s a lane */
 	p->active_width = 2;
@@ -192,8 +201,8 @@ static void fill_port_attr(const struct iwarp_device_attr *n, struct ibv_port_at
 	p->link_layer = IBV_LINK_LAYER_ETHERNET;
 }
 
-int iwc_op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
-		      size_t port_attr_len)
+int iwc_op_query_port(struct ibv_context *context, uint8_t port_num,
+		      struct ibv_port_attr *port_attr, size_t port_attr_len)
 {
 	struct iwc_context *c = iwc_ctx(context);
 	struct iwarp_device_attr n;
@@ -206,7 +215,8 @@ int iwc_op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_
 	if (ret < 0)
 		return iwc_errno(ret);
 	fill_port_attr(&n, &full);
-	memcpy(port_attr, &full, port_attr_len < sizeof(full) ? port_attr_len : sizeof(full));
+	memcpy(port_attr, &full,
+	       port_attr_len < sizeof(full) ? port_attr_len : sizeof(full));
 	return 0;
 }
 
@@ -217,12 +227,13 @@ int iwc_op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_
 IWC_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
 			      struct _compat_ibv_port_attr *port_attr)
 {
-	return iwc_op_query_port(context, port_num, (struct ibv_port_attr *)(void *)port_attr,
-				 offsetof(struct ibv_port_attr, port_cap_flags2));
+	return iwc_op_query_port(
+		context, port_num, (struct ibv_port_attr *)(void *)port_attr,
+		offsetof(struct ibv_port_attr, port_cap_flags2));
 }
 
-IWC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
-			     union ibv_gid *gid)
+IWC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num,
+			     int index, union ibv_gid *gid)
 {
 	if (!iwc_ctx(context) || !gid || port_num != 1 || index != 0)
 		return EINVAL;
@@ -232,8 +243,10 @@ IWC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int 
 	return 0;
 }
 
-IWC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t gid_index,
-				 struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
+IWC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				 uint32_t gid_index,
+				 struct ibv_gid_entry *entry, uint32_t flags,
+				 size_t entry_size)
 {
 	struct ibv_gid_entry e;
 	int ret;
@@ -243,7 +256,9 @@ IWC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 	memset(&e, 0, sizeof(e));
 	ret = ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid);
 	if (ret)
-		return ret == EINVAL && iwc_ctx(context) && port_num == 1 ? ENODATA : ret;
+		return ret == EINVAL && iwc_ctx(context) && port_num == 1
+			       ? ENODATA
+			       : ret;
 	e.gid_index = gid_index;
 	e.port_num = port_num;
 	e.gid_type = IBV_GID_TYPE_IB;
@@ -251,8 +266,10 @@ IWC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 	return 0;
 }
 
-IWC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
-					size_t max_entries, uint32_t flags, size_t entry_size)
+IWC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+					struct ibv_gid_entry *entries,
+					size_t max_entries, uint32_t flags,
+					size_t entry_size)
 {
 	int ret;
 
@@ -264,8 +281,8 @@ IWC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_
 	return ret ? -ret : 1;
 }
 
-IWC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
-			      __be16 *pkey)
+IWC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num,
+			      int index, __be16 *pkey)
 {
 	if (!iwc_ctx(context) || !pkey || port_num != 1 || index != 0)
 		return EINVAL;
@@ -273,7 +290,8 @@ IWC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int
 	return 0;
 }
 
-IWC_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+IWC_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
+				  __be16 pkey)
 {
 	if (!iwc_ctx(context) || port_num != 1)
 		return -EINVAL;

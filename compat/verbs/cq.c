@@ -18,13 +18,16 @@
 /* the wc_flags ibverbs defines with the native values */
 #define IWC_WC_FLAGS (IBV_WC_WITH_IMM | IBV_WC_WITH_INV)
 
-_Static_assert(IBV_WC_SEND == (int)IWARP_WC_SEND && IBV_WC_RDMA_WRITE == (int)IWARP_WC_RDMA_WRITE &&
+_Static_assert(IBV_WC_SEND == (int)IWARP_WC_SEND &&
+		       IBV_WC_RDMA_WRITE == (int)IWARP_WC_RDMA_WRITE &&
 		       IBV_WC_RDMA_READ == (int)IWARP_WC_RDMA_READ &&
 		       IBV_WC_COMP_SWAP == (int)IWARP_WC_COMP_SWAP &&
 		       IBV_WC_FETCH_ADD == (int)IWARP_WC_FETCH_ADD &&
 		       IBV_WC_BIND_MW == (int)IWARP_WC_BIND_MW &&
-		       IBV_WC_LOCAL_INV == (int)IWARP_WC_LOCAL_INV && IBV_WC_RECV == (int)IWARP_WC_RECV &&
-		       IBV_WC_RECV_RDMA_WITH_IMM == (int)IWARP_WC_RECV_RDMA_WITH_IMM,
+		       IBV_WC_LOCAL_INV == (int)IWARP_WC_LOCAL_INV &&
+		       IBV_WC_RECV == (int)IWARP_WC_RECV &&
+		       IBV_WC_RECV_RDMA_WITH_IMM ==
+			       (int)IWARP_WC_RECV_RDMA_WITH_IMM,
 	       "work completion opcodes differ");
 _Static_assert(IBV_WC_SUCCESS == (int)IWARP_WC_SUCCESS &&
 		       IBV_WC_LOC_LEN_ERR == (int)IWARP_WC_LOC_LEN_ERR &&
@@ -34,15 +37,18 @@ _Static_assert(IBV_WC_SUCCESS == (int)IWARP_WC_SUCCESS &&
 		       IBV_WC_MW_BIND_ERR == (int)IWARP_WC_MW_BIND_ERR &&
 		       IBV_WC_BAD_RESP_ERR == (int)IWARP_WC_BAD_RESP_ERR &&
 		       IBV_WC_LOC_ACCESS_ERR == (int)IWARP_WC_LOC_ACCESS_ERR &&
-		       IBV_WC_REM_INV_REQ_ERR == (int)IWARP_WC_REM_INV_REQ_ERR &&
+		       IBV_WC_REM_INV_REQ_ERR ==
+			       (int)IWARP_WC_REM_INV_REQ_ERR &&
 		       IBV_WC_REM_ACCESS_ERR == (int)IWARP_WC_REM_ACCESS_ERR &&
 		       IBV_WC_REM_OP_ERR == (int)IWARP_WC_REM_OP_ERR &&
 		       IBV_WC_RETRY_EXC_ERR == (int)IWARP_WC_RETRY_EXC_ERR &&
-		       IBV_WC_RNR_RETRY_EXC_ERR == (int)IWARP_WC_RNR_RETRY_EXC_ERR &&
+		       IBV_WC_RNR_RETRY_EXC_ERR ==
+			       (int)IWARP_WC_RNR_RETRY_EXC_ERR &&
 		       IBV_WC_FATAL_ERR == (int)IWARP_WC_FATAL_ERR &&
 		       IBV_WC_GENERAL_ERR == (int)IWARP_WC_GENERAL_ERR,
 	       "work completion statuses differ");
-_Static_assert(IBV_WC_WITH_IMM == (int)IWARP_WC_WITH_IMM && IBV_WC_WITH_INV == (int)IWARP_WC_WITH_INV,
+_Static_assert(IBV_WC_WITH_IMM == (int)IWARP_WC_WITH_IMM &&
+		       IBV_WC_WITH_INV == (int)IWARP_WC_WITH_INV,
 	       "work completion flags differ");
 
 struct iwc_cq *iwc_cq(struct ibv_cq *cq)
@@ -90,7 +96,8 @@ IWC_EXPORT struct iwarp_cq *iwc_native_cq(struct ibv_cq *cq)
 	return c->native;
 }
 
-IWC_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+IWC_EXPORT struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *context)
 {
 	struct iwc_context *c = iwc_ctx(context);
 	struct iwc_channel *ch;
@@ -133,8 +140,10 @@ IWC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-IWC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-					struct ibv_comp_channel *channel, int comp_vector)
+IWC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+					void *cq_context,
+					struct ibv_comp_channel *channel,
+					int comp_vector)
 {
 	struct iwc_context *c = iwc_ctx(context);
 	struct iwc_channel *ch = NULL;
@@ -152,7 +161,8 @@ IWC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 		return NULL;
 	}
 	/* the native cq_context leads back to the wrapper (ibv_get_cq_event) */
-	q->native = iwarp_create_cq(c->native, cqe, q, ch ? ch->native : NULL, 0);
+	q->native =
+		iwarp_create_cq(c->native, cqe, q, ch ? ch->native : NULL, 0);
 	if (!q->native) {
 		err = errno;
 		free(q);
@@ -200,8 +210,8 @@ IWC_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	return 0;
 }
 
-IWC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
-				void **cq_context)
+IWC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
+				struct ibv_cq **cq, void **cq_context)
 {
 	struct iwc_channel *ch = iwc_chan(channel);
 	struct iwarp_cq *ncq;
@@ -248,17 +258,21 @@ int iwc_op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	if (num_entries < 0 || (num_entries && !wc))
 		return -EINVAL;
 	if (sizeof(struct iwarp_wc) == sizeof(struct ibv_wc)) {
-		n = iwarp_poll_cq(q->native, num_entries, (struct iwarp_wc *)(void *)wc);
+		n = iwarp_poll_cq(q->native, num_entries,
+				  (struct iwarp_wc *)(void *)wc);
 		for (int i = 0; i < n; i++) {
 			struct iwarp_wc s;
 
-			memcpy(&s, &((struct iwarp_wc *)(void *)wc)[i], sizeof(s));
+			memcpy(&s, &((struct iwarp_wc *)(void *)wc)[i],
+			       sizeof(s));
 			wc_convert(&s, &wc[i]);
 		}
 		return n;
 	}
 	/* (a native completion smaller than ibv_wc: through a batch) */
-	n = iwarp_poll_cq(q->native, num_entries < IWC_POLL_BATCH ? num_entries : IWC_POLL_BATCH,
+	n = iwarp_poll_cq(q->native,
+			  num_entries < IWC_POLL_BATCH ? num_entries
+						       : IWC_POLL_BATCH,
 			  nwc);
 	for (int i = 0; i < n; i++)
 		wc_convert(&nwc[i], &wc[i]);

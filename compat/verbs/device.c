@@ -27,14 +27,15 @@ static struct {
 	struct ibv_device dev;
 	void *provider_room[16];
 } iwc_dev_storage = {
-	.dev = {
-		.node_type = IBV_NODE_RNIC,
-		.transport_type = IBV_TRANSPORT_IWARP,
-		.name = "iwarp0",
-		.dev_name = "iwarp0",
-		.dev_path = "",
-		.ibdev_path = "",
-	},
+	.dev =
+		{
+			.node_type = IBV_NODE_RNIC,
+			.transport_type = IBV_TRANSPORT_IWARP,
+			.name = "iwarp0",
+			.dev_name = "iwarp0",
+			.dev_path = "",
+			.ibdev_path = "",
+		},
 };
 #define iwc_dev (iwc_dev_storage.dev)
 
@@ -70,13 +71,17 @@ static void ident_init(void)
 			const struct sockaddr_ll *ll;
 			static const uint8_t zero[6];
 
-			if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_PACKET ||
+			if (!ifa->ifa_addr ||
+			    ifa->ifa_addr->sa_family != AF_PACKET ||
 			    (ifa->ifa_flags & IFF_LOOPBACK))
 				continue;
-			ll = (const struct sockaddr_ll *)(const void *)ifa->ifa_addr;
-			if (ll->sll_halen != 6 || !memcmp(ll->sll_addr, zero, 6))
+			ll = (const struct sockaddr_ll *)(const void *)
+				     ifa->ifa_addr;
+			if (ll->sll_halen != 6 ||
+			    !memcmp(ll->sll_addr, zero, 6))
 				continue;
-			if (found && (unsigned int)ll->sll_ifindex >= best_index)
+			if (found &&
+			    (unsigned int)ll->sll_ifindex >= best_index)
 				continue;
 			best_index = (unsigned int)ll->sll_ifindex;
 			memcpy(ident_mac, ll->sll_addr, 6);
@@ -93,8 +98,10 @@ static void ident_init(void)
 		ident_mac[0] = (uint8_t)((ident_mac[0] & 0xfc) | 0x02);
 	}
 	/* EUI-64 from the MAC: flip the universal/local bit, insert ff:fe */
-	ident_guid = (uint64_t)(ident_mac[0] ^ 0x02) << 56 | (uint64_t)ident_mac[1] << 48 |
-		     (uint64_t)ident_mac[2] << 40 | 0xfffe000000ull | (uint64_t)ident_mac[3] << 16 |
+	ident_guid = (uint64_t)(ident_mac[0] ^ 0x02) << 56 |
+		     (uint64_t)ident_mac[1] << 48 |
+		     (uint64_t)ident_mac[2] << 40 | 0xfffe000000ull |
+		     (uint64_t)ident_mac[3] << 16 |
 		     (uint64_t)ident_mac[4] << 8 | ident_mac[5];
 }
 

@@ -83,7 +83,8 @@ struct iwc_qp {
 	void *arg;
 };
 
-#define IWC_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define IWC_CONTAINER(ptr, type, member)                                       \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* The wrapper of an ibverbs object of this library, or NULL (NULL or
  * foreign object). */
@@ -113,15 +114,20 @@ static inline int iwc_errno(int ret)
 /* The context ops (context.c fills them from these). */
 int iwc_op_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int iwc_op_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-int iwc_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
-int iwc_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-int iwc_op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int iwc_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr);
+int iwc_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr);
+int iwc_op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
 struct ibv_mw *iwc_op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int iwc_op_dealloc_mw(struct ibv_mw *mw);
-int iwc_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
-int iwc_op_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
-		      size_t port_attr_len);
-int iwc_op_query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+int iwc_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		   struct ibv_mw_bind *mw_bind);
+int iwc_op_query_port(struct ibv_context *context, uint8_t port_num,
+		      struct ibv_port_attr *port_attr, size_t port_attr_len);
+int iwc_op_query_device_ex(struct ibv_context *context,
+			   const struct ibv_query_device_ex_input *input,
 			   struct ibv_device_attr_ex *attr, size_t attr_size);
 
 #endif /* IWC_VERBS_IWC_H */

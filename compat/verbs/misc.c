@@ -20,13 +20,19 @@ struct ib_uverbs_qp_attr;
 struct ib_uverbs_ah_attr;
 struct ib_user_path_rec;
 struct ibv_sa_path_rec;
-void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
-void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src);
-void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src);
-void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src);
+void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst,
+				struct ib_uverbs_qp_attr *src);
+void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst,
+				struct ib_uverbs_ah_attr *src);
+void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst,
+				 struct ib_user_path_rec *src);
+void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
+			       struct ibv_sa_path_rec *src);
 const char *ibv_get_sysfs_path(void);
-int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
-void ibv_register_driver(const char *name, void *(*init_func)(const char *, int));
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
+			size_t size);
+void ibv_register_driver(const char *name,
+			 void *(*init_func)(const char *, int));
 int ibv_dontfork_range(void *base, size_t size);
 int ibv_dofork_range(void *base, size_t size);
 
@@ -60,32 +66,40 @@ static enum ibv_event_type event_from_native(enum iwarp_event_type t)
 /* The ibverbs element of a native event; false when the native object
  * is none of ours (a native QP nobody wrapped yet): such events are
  * dropped, an application could not name their object. */
-static bool event_element(const struct iwarp_async_event *ev, struct ibv_async_event *event)
+static bool event_element(const struct iwarp_async_event *ev,
+			  struct ibv_async_event *event)
 {
 	if (ev->event_type == IWARP_EVENT_CQ_ERR) {
-		struct iwc_cq *q = ev->element.cq ? ev->element.cq->cq_context : NULL;
+		struct iwc_cq *q =
+			ev->element.cq ? ev->element.cq->cq_context : NULL;
 
-		if (!q || q->magic != IWC_MAGIC_CQ || q->native != ev->element.cq)
+		if (!q || q->magic != IWC_MAGIC_CQ ||
+		    q->native != ev->element.cq)
 			return false;
 		event->element.cq = &q->cq;
 	} else if (ev->event_type == IWARP_EVENT_SRQ_ERR ||
 		   ev->event_type == IWARP_EVENT_SRQ_LIMIT_REACHED) {
-		struct iwc_srq *s = ev->element.srq ? ev->element.srq->srq_context : NULL;
+		struct iwc_srq *s =
+			ev->element.srq ? ev->element.srq->srq_context : NULL;
 
-		if (!s || s->magic != IWC_MAGIC_SRQ || s->native != ev->element.srq)
+		if (!s || s->magic != IWC_MAGIC_SRQ ||
+		    s->native != ev->element.srq)
 			return false;
 		event->element.srq = &s->srq;
 	} else {
-		struct iwc_qp *q = ev->element.qp ? ev->element.qp->qp_context : NULL;
+		struct iwc_qp *q =
+			ev->element.qp ? ev->element.qp->qp_context : NULL;
 
-		if (!q || q->magic != IWC_MAGIC_QP || q->native != ev->element.qp)
+		if (!q || q->magic != IWC_MAGIC_QP ||
+		    q->native != ev->element.qp)
 			return false;
 		event->element.qp = &q->qp;
 	}
 	return true;
 }
 
-IWC_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
+IWC_EXPORT int ibv_get_async_event(struct ibv_context *context,
+				   struct ibv_async_event *event)
 {
 	struct iwc_context *c = iwc_ctx(context);
 	struct iwarp_async_event ev;
@@ -146,17 +160,17 @@ static const struct {
 	int mult; /* of 2.5 Gb/s */
 	int mbps;
 } rates[] = {
-	{IBV_RATE_2_5_GBPS, 1, 2500},	  {IBV_RATE_5_GBPS, 2, 5000},
-	{IBV_RATE_10_GBPS, 4, 10000},	  {IBV_RATE_20_GBPS, 8, 20000},
-	{IBV_RATE_30_GBPS, 12, 30000},	  {IBV_RATE_40_GBPS, 16, 40000},
-	{IBV_RATE_60_GBPS, 24, 60000},	  {IBV_RATE_80_GBPS, 32, 80000},
-	{IBV_RATE_120_GBPS, 48, 120000},  {IBV_RATE_14_GBPS, 0, 14062},
-	{IBV_RATE_56_GBPS, 0, 56250},	  {IBV_RATE_112_GBPS, 0, 112500},
-	{IBV_RATE_168_GBPS, 0, 168750},	  {IBV_RATE_25_GBPS, 10, 25781},
-	{IBV_RATE_100_GBPS, 40, 103125},  {IBV_RATE_200_GBPS, 80, 206250},
-	{IBV_RATE_300_GBPS, 120, 309375}, {IBV_RATE_28_GBPS, 11, 28125},
-	{IBV_RATE_50_GBPS, 20, 53125},	  {IBV_RATE_400_GBPS, 160, 425000},
-	{IBV_RATE_600_GBPS, 240, 637500}, {IBV_RATE_800_GBPS, 320, 850000},
+	{IBV_RATE_2_5_GBPS, 1, 2500},	    {IBV_RATE_5_GBPS, 2, 5000},
+	{IBV_RATE_10_GBPS, 4, 10000},	    {IBV_RATE_20_GBPS, 8, 20000},
+	{IBV_RATE_30_GBPS, 12, 30000},	    {IBV_RATE_40_GBPS, 16, 40000},
+	{IBV_RATE_60_GBPS, 24, 60000},	    {IBV_RATE_80_GBPS, 32, 80000},
+	{IBV_RATE_120_GBPS, 48, 120000},    {IBV_RATE_14_GBPS, 0, 14062},
+	{IBV_RATE_56_GBPS, 0, 56250},	    {IBV_RATE_112_GBPS, 0, 112500},
+	{IBV_RATE_168_GBPS, 0, 168750},	    {IBV_RATE_25_GBPS, 10, 25781},
+	{IBV_RATE_100_GBPS, 40, 103125},    {IBV_RATE_200_GBPS, 80, 206250},
+	{IBV_RATE_300_GBPS, 120, 309375},   {IBV_RATE_28_GBPS, 11, 28125},
+	{IBV_RATE_50_GBPS, 20, 53125},	    {IBV_RATE_400_GBPS, 160, 425000},
+	{IBV_RATE_600_GBPS, 240, 637500},   {IBV_RATE_800_GBPS, 320, 850000},
 	{IBV_RATE_1200_GBPS, 480, 1275000},
 };
 
@@ -194,23 +208,28 @@ IWC_EXPORT enum ibv_rate mbps_to_ibv_rate(int mbps)
 
 /* ---- InfiniBand-only features: present, unsupported ---- */
 
-IWC_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+IWC_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
+					struct ibv_ah_attr *attr)
 {
 	(void)pd, (void)attr;
 	errno = EOPNOTSUPP; /* address handles serve UD QPs */
 	return NULL;
 }
 
-IWC_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
-						struct ibv_grh *grh, uint8_t port_num)
+IWC_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd,
+						struct ibv_wc *wc,
+						struct ibv_grh *grh,
+						uint8_t port_num)
 {
 	(void)pd, (void)wc, (void)grh, (void)port_num;
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
-IWC_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num, struct ibv_wc *wc,
-				   struct ibv_grh *grh, struct ibv_ah_attr *ah_attr)
+IWC_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
+				   uint8_t port_num, struct ibv_wc *wc,
+				   struct ibv_grh *grh,
+				   struct ibv_ah_attr *ah_attr)
 {
 	(void)context, (void)port_num, (void)wc, (void)grh, (void)ah_attr;
 	return EOPNOTSUPP;
@@ -222,20 +241,24 @@ IWC_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 	return EOPNOTSUPP;
 }
 
-IWC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+IWC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+				uint16_t lid)
 {
 	(void)qp, (void)gid, (void)lid;
 	return EOPNOTSUPP;
 }
 
-IWC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+IWC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+				uint16_t lid)
 {
 	(void)qp, (void)gid, (void)lid;
 	return EOPNOTSUPP;
 }
 
-IWC_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
-					   uint8_t eth_mac[ETHERNET_LL_SIZE], uint16_t *vid)
+IWC_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
+					   struct ibv_ah_attr *attr,
+					   uint8_t eth_mac[ETHERNET_LL_SIZE],
+					   uint16_t *vid)
 {
 	(void)context, (void)attr, (void)eth_mac, (void)vid;
 	return EOPNOTSUPP;
@@ -260,7 +283,8 @@ IWC_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return NULL;
 }
 
-IWC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+IWC_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,
+					  enum ibv_wr_opcode op, uint32_t flags)
 {
 	(void)qp, (void)op, (void)flags;
 	/* RFC 5040 §5.5: placement order of tagged data is not promised,
@@ -275,7 +299,8 @@ IWC_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 	return NULL;
 }
 
-IWC_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
+IWC_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
+					uint32_t pd_handle)
 {
 	(void)context, (void)pd_handle;
 	errno = EOPNOTSUPP;
@@ -299,7 +324,8 @@ IWC_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
 	(void)mr;
 }
 
-IWC_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
+IWC_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context,
+					uint32_t dm_handle)
 {
 	(void)context, (void)dm_handle;
 	errno = EOPNOTSUPP;
@@ -313,24 +339,28 @@ IWC_EXPORT void ibv_unimport_dm(struct ibv_dm *dm)
 
 /* Kernel command marshalling of libibverbs 1.0: there is no kernel
  * interface here; the copies clear their destination. */
-IWC_EXPORT void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src)
+IWC_EXPORT void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst,
+					   struct ib_uverbs_qp_attr *src)
 {
 	(void)src;
 	memset(dst, 0, sizeof(*dst));
 }
 
-IWC_EXPORT void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_attr *src)
+IWC_EXPORT void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst,
+					   struct ib_uverbs_ah_attr *src)
 {
 	(void)src;
 	memset(dst, 0, sizeof(*dst));
 }
 
-IWC_EXPORT void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst, struct ib_user_path_rec *src)
+IWC_EXPORT void ibv_copy_path_rec_from_kern(struct ibv_sa_path_rec *dst,
+					    struct ib_user_path_rec *src)
 {
 	(void)dst, (void)src;
 }
 
-IWC_EXPORT void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_rec *src)
+IWC_EXPORT void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst,
+					  struct ibv_sa_path_rec *src)
 {
 	(void)dst, (void)src;
 }
@@ -340,14 +370,16 @@ IWC_EXPORT const char *ibv_get_sysfs_path(void)
 	return "/sys";
 }
 
-IWC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+IWC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
+				   size_t size)
 {
 	(void)dir, (void)file, (void)buf, (void)size;
 	errno = ENOENT; /* the device has no sysfs entry */
 	return -1;
 }
 
-IWC_EXPORT void ibv_register_driver(const char *name, void *(*init_func)(const char *, int))
+IWC_EXPORT void ibv_register_driver(const char *name,
+				    void *(*init_func)(const char *, int))
 {
 	(void)name, (void)init_func; /* no provider drivers */
 }

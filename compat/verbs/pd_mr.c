@@ -14,11 +14,13 @@
 
 #include "compat/verbs/iwc.h"
 
-#define IWC_NATIVE_ACCESS                                                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |               \
-	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
-#define IWC_IGNORED_ACCESS                                                                         \
-	(IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_HUGETLB | IBV_ACCESS_OPTIONAL_RANGE)
+#define IWC_NATIVE_ACCESS                                                      \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |                   \
+	 IBV_ACCESS_MW_BIND)
+#define IWC_IGNORED_ACCESS                                                     \
+	(IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_HUGETLB |                    \
+	 IBV_ACCESS_OPTIONAL_RANGE)
 
 struct iwc_pd *iwc_pd(struct ibv_pd *pd)
 {
@@ -95,8 +97,9 @@ IWC_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-IWC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
-					   uint64_t iova, unsigned int access)
+IWC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr,
+					   size_t length, uint64_t iova,
+					   unsigned int access)
 {
 	struct iwc_pd *p = iwc_pd(pd);
 	struct iwc_mr *m;
@@ -122,7 +125,8 @@ IWC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t
 		errno = ENOMEM;
 		return NULL;
 	}
-	m->native = iwarp_reg_mr(p->native, addr, length, (int)(access & IWC_NATIVE_ACCESS));
+	m->native = iwarp_reg_mr(p->native, addr, length,
+				 (int)(access & IWC_NATIVE_ACCESS));
 	if (!m->native) {
 		err = errno;
 		free(m);
@@ -141,28 +145,33 @@ IWC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t
 }
 
 #undef ibv_reg_mr
-IWC_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+IWC_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr,
+				     size_t length, int access)
 {
-	return ibv_reg_mr_iova2(pd, addr, length, (uint64_t)(uintptr_t)addr, (unsigned int)access);
+	return ibv_reg_mr_iova2(pd, addr, length, (uint64_t)(uintptr_t)addr,
+				(unsigned int)access);
 }
 
 #undef ibv_reg_mr_iova
-IWC_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
-					  uint64_t iova, int access)
+IWC_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr,
+					  size_t length, uint64_t iova,
+					  int access)
 {
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
 
-IWC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
-					    uint64_t iova, int fd, int access)
+IWC_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					    size_t length, uint64_t iova,
+					    int fd, int access)
 {
-	(void)pd, (void)offset, (void)length, (void)iova, (void)fd, (void)access;
+	(void)pd, (void)offset, (void)length, (void)iova, (void)fd,
+		(void)access;
 	errno = EOPNOTSUPP;
 	return NULL;
 }
 
-IWC_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
-			    size_t length, int access)
+IWC_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+			    void *addr, size_t length, int access)
 {
 	(void)mr, (void)flags, (void)pd, (void)addr, (void)length, (void)access;
 	errno = EOPNOTSUPP;
@@ -199,7 +208,9 @@ struct ibv_mw *iwc_op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->native = iwarp_alloc_mw(p->native, type == IBV_MW_TYPE_1 ? IWARP_MW_TYPE_1 : IWARP_MW_TYPE_2);
+	w->native = iwarp_alloc_mw(p->native, type == IBV_MW_TYPE_1
+						      ? IWARP_MW_TYPE_1
+						      : IWARP_MW_TYPE_2);
 	if (!w->native) {
 		err = errno;
 		free(w);
@@ -230,7 +241,8 @@ int iwc_op_dealloc_mw(struct ibv_mw *mw)
 	return 0;
 }
 
-int iwc_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+int iwc_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		   struct ibv_mw_bind *mw_bind)
 {
 	struct iwc_qp *q = iwc_qp(qp);
 	struct iwc_mw *w = iwc_mw(mw);
@@ -240,7 +252,8 @@ int iwc_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_
 	if (!q || !w || !mw_bind)
 		return EINVAL;
 	b.wr_id = mw_bind->wr_id;
-	b.send_flags = mw_bind->send_flags & (IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+	b.send_flags =
+		mw_bind->send_flags & (IBV_SEND_SIGNALED | IBV_SEND_FENCE);
 	b.bind_info.mr = NULL;
 	if (mw_bind->bind_info.mr) {
 		struct iwc_mr *m = iwc_mr(mw_bind->bind_info.mr);

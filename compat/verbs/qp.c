@@ -19,28 +19,37 @@
 #define IWC_POST_BATCH 16
 
 /* the modify_qp attributes an iWARP QP has (same bits natively) */
-#define IWC_QP_MASK                                                                                \
-	(IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MAX_QP_RD_ATOMIC |          \
-	 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_CAP)
+#define IWC_QP_MASK                                                            \
+	(IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS |               \
+	 IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_CAP)
 
-_Static_assert(IBV_QP_STATE == (int)IWARP_QP_STATE && IBV_QP_CUR_STATE == (int)IWARP_QP_CUR_STATE &&
+_Static_assert(IBV_QP_STATE == (int)IWARP_QP_STATE &&
+		       IBV_QP_CUR_STATE == (int)IWARP_QP_CUR_STATE &&
 		       IBV_QP_ACCESS_FLAGS == (int)IWARP_QP_ACCESS_FLAGS &&
-		       IBV_QP_MAX_QP_RD_ATOMIC == (int)IWARP_QP_MAX_QP_RD_ATOMIC &&
-		       IBV_QP_MAX_DEST_RD_ATOMIC == (int)IWARP_QP_MAX_DEST_RD_ATOMIC &&
+		       IBV_QP_MAX_QP_RD_ATOMIC ==
+			       (int)IWARP_QP_MAX_QP_RD_ATOMIC &&
+		       IBV_QP_MAX_DEST_RD_ATOMIC ==
+			       (int)IWARP_QP_MAX_DEST_RD_ATOMIC &&
 		       IBV_QP_CAP == (int)IWARP_QP_CAP,
 	       "QP attribute masks differ");
-_Static_assert(IBV_QPS_RESET == (int)IWARP_QPS_RESET && IBV_QPS_INIT == (int)IWARP_QPS_INIT &&
-		       IBV_QPS_RTR == (int)IWARP_QPS_RTR && IBV_QPS_RTS == (int)IWARP_QPS_RTS &&
-		       IBV_QPS_SQD == (int)IWARP_QPS_SQD && IBV_QPS_SQE == (int)IWARP_QPS_SQE &&
+_Static_assert(IBV_QPS_RESET == (int)IWARP_QPS_RESET &&
+		       IBV_QPS_INIT == (int)IWARP_QPS_INIT &&
+		       IBV_QPS_RTR == (int)IWARP_QPS_RTR &&
+		       IBV_QPS_RTS == (int)IWARP_QPS_RTS &&
+		       IBV_QPS_SQD == (int)IWARP_QPS_SQD &&
+		       IBV_QPS_SQE == (int)IWARP_QPS_SQE &&
 		       IBV_QPS_ERR == (int)IWARP_QPS_ERR,
 	       "QP states differ");
 _Static_assert(IBV_WR_RDMA_WRITE == (int)IWARP_WR_RDMA_WRITE &&
-		       IBV_WR_RDMA_WRITE_WITH_IMM == (int)IWARP_WR_RDMA_WRITE_WITH_IMM &&
+		       IBV_WR_RDMA_WRITE_WITH_IMM ==
+			       (int)IWARP_WR_RDMA_WRITE_WITH_IMM &&
 		       IBV_WR_SEND == (int)IWARP_WR_SEND &&
 		       IBV_WR_SEND_WITH_IMM == (int)IWARP_WR_SEND_WITH_IMM &&
 		       IBV_WR_RDMA_READ == (int)IWARP_WR_RDMA_READ &&
-		       IBV_WR_ATOMIC_CMP_AND_SWP == (int)IWARP_WR_ATOMIC_CMP_AND_SWP &&
-		       IBV_WR_ATOMIC_FETCH_AND_ADD == (int)IWARP_WR_ATOMIC_FETCH_AND_ADD &&
+		       IBV_WR_ATOMIC_CMP_AND_SWP ==
+			       (int)IWARP_WR_ATOMIC_CMP_AND_SWP &&
+		       IBV_WR_ATOMIC_FETCH_AND_ADD ==
+			       (int)IWARP_WR_ATOMIC_FETCH_AND_ADD &&
 		       IBV_WR_LOCAL_INV == (int)IWARP_WR_LOCAL_INV &&
 		       IBV_WR_BIND_MW == (int)IWARP_WR_BIND_MW &&
 		       IBV_WR_SEND_WITH_INV == (int)IWARP_WR_SEND_WITH_INV,
@@ -53,18 +62,26 @@ _Static_assert(IBV_SEND_FENCE == (int)IWARP_SEND_FENCE &&
 /* An SGE list and a receive WR chain are handed to the native library as
  * they are: the layouts are the same. */
 _Static_assert(sizeof(struct ibv_sge) == sizeof(struct iwarp_sge) &&
-		       offsetof(struct ibv_sge, addr) == offsetof(struct iwarp_sge, addr) &&
-		       offsetof(struct ibv_sge, length) == offsetof(struct iwarp_sge, length) &&
-		       offsetof(struct ibv_sge, lkey) == offsetof(struct iwarp_sge, lkey),
+		       offsetof(struct ibv_sge, addr) ==
+			       offsetof(struct iwarp_sge, addr) &&
+		       offsetof(struct ibv_sge, length) ==
+			       offsetof(struct iwarp_sge, length) &&
+		       offsetof(struct ibv_sge, lkey) ==
+			       offsetof(struct iwarp_sge, lkey),
 	       "SGE layouts differ");
 _Static_assert(sizeof(struct ibv_recv_wr) == sizeof(struct iwarp_recv_wr) &&
-		       offsetof(struct ibv_recv_wr, wr_id) == offsetof(struct iwarp_recv_wr, wr_id) &&
-		       offsetof(struct ibv_recv_wr, next) == offsetof(struct iwarp_recv_wr, next) &&
-		       offsetof(struct ibv_recv_wr, sg_list) == offsetof(struct iwarp_recv_wr, sg_list) &&
-		       offsetof(struct ibv_recv_wr, num_sge) == offsetof(struct iwarp_recv_wr, num_sge),
+		       offsetof(struct ibv_recv_wr, wr_id) ==
+			       offsetof(struct iwarp_recv_wr, wr_id) &&
+		       offsetof(struct ibv_recv_wr, next) ==
+			       offsetof(struct iwarp_recv_wr, next) &&
+		       offsetof(struct ibv_recv_wr, sg_list) ==
+			       offsetof(struct iwarp_recv_wr, sg_list) &&
+		       offsetof(struct ibv_recv_wr, num_sge) ==
+			       offsetof(struct iwarp_recv_wr, num_sge),
 	       "receive WR layouts differ");
 _Static_assert(sizeof(struct ibv_srq_attr) == sizeof(struct iwarp_srq_attr) &&
-		       IBV_SRQ_MAX_WR == (int)IWARP_SRQ_MAX_WR && IBV_SRQ_LIMIT == (int)IWARP_SRQ_LIMIT,
+		       IBV_SRQ_MAX_WR == (int)IWARP_SRQ_MAX_WR &&
+		       IBV_SRQ_LIMIT == (int)IWARP_SRQ_LIMIT,
 	       "SRQ attributes differ");
 
 struct iwc_qp *iwc_qp(struct ibv_qp *qp)
@@ -105,7 +122,8 @@ IWC_EXPORT struct iwarp_srq *iwc_native_srq(struct ibv_srq *srq)
 
 /* ---- shared receive queues ---- */
 
-IWC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
+IWC_EXPORT struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
 {
 	struct iwc_pd *p = iwc_pd(pd);
 	struct iwarp_srq_init_attr na;
@@ -144,14 +162,16 @@ IWC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 	return &s->srq;
 }
 
-IWC_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask)
+IWC_EXPORT int ibv_modify_srq(struct ibv_srq *srq,
+			      struct ibv_srq_attr *srq_attr, int srq_attr_mask)
 {
 	struct iwc_srq *s = iwc_srq(srq);
 
 	if (!s || !srq_attr)
 		return EINVAL;
-	return iwc_errno(
-		iwarp_modify_srq(s->native, (struct iwarp_srq_attr *)(void *)srq_attr, srq_attr_mask));
+	return iwc_errno(iwarp_modify_srq(
+		s->native, (struct iwarp_srq_attr *)(void *)srq_attr,
+		srq_attr_mask));
 }
 
 IWC_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
@@ -160,7 +180,8 @@ IWC_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
 
 	if (!s || !srq_attr)
 		return EINVAL;
-	return iwc_errno(iwarp_query_srq(s->native, (struct iwarp_srq_attr *)(void *)srq_attr));
+	return iwc_errno(iwarp_query_srq(
+		s->native, (struct iwarp_srq_attr *)(void *)srq_attr));
 }
 
 IWC_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
@@ -180,13 +201,15 @@ IWC_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 	return 0;
 }
 
-int iwc_op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+int iwc_op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr)
 {
 	struct iwc_srq *s = (struct iwc_srq *)(void *)srq;
 	struct iwarp_recv_wr *bad = NULL;
 	int ret;
 
-	ret = iwarp_post_srq_recv(s->native, (struct iwarp_recv_wr *)(void *)wr, &bad);
+	ret = iwarp_post_srq_recv(s->native, (struct iwarp_recv_wr *)(void *)wr,
+				  &bad);
 	if (ret < 0 && bad_wr)
 		*bad_wr = (struct ibv_recv_wr *)(void *)bad;
 	return iwc_errno(ret);
@@ -194,7 +217,8 @@ int iwc_op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv
 
 /* ---- queue pairs ---- */
 
-static struct iwc_qp *qp_fill(struct iwc_qp *q, struct ibv_pd *pd, const struct ibv_qp_init_attr *a)
+static struct iwc_qp *qp_fill(struct iwc_qp *q, struct ibv_pd *pd,
+			      const struct ibv_qp_init_attr *a)
 {
 	q->magic = IWC_MAGIC_QP;
 	q->qp.context = pd->context;
@@ -216,7 +240,8 @@ static struct iwc_qp *qp_fill(struct iwc_qp *q, struct ibv_pd *pd, const struct 
 	return q;
 }
 
-IWC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+IWC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
+					struct ibv_qp_init_attr *qp_init_attr)
 {
 	struct iwc_pd *p = iwc_pd(pd);
 	struct iwarp_qp_init_attr na;
@@ -235,7 +260,8 @@ IWC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
 	}
 	scq = iwc_cq(qp_init_attr->send_cq);
 	rcq = iwc_cq(qp_init_attr->recv_cq);
-	if (!scq || !rcq || (qp_init_attr->srq && !(srq = iwc_srq(qp_init_attr->srq)))) {
+	if (!scq || !rcq ||
+	    (qp_init_attr->srq && !(srq = iwc_srq(qp_init_attr->srq)))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -294,7 +320,8 @@ IWC_EXPORT struct ibv_qp *iwc_qp_wrap(struct ibv_pd *pd, struct iwarp_qp *iqp,
 	return &qp_fill(q, pd, attr)->qp;
 }
 
-IWC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+IWC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			     int attr_mask)
 {
 	struct iwc_qp *q = iwc_qp(qp);
 	struct iwarp_qp_attr na;
@@ -320,8 +347,8 @@ IWC_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int at
 	return iwc_errno(ret);
 }
 
-IWC_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
-			    struct ibv_qp_init_attr *init_attr)
+IWC_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			    int attr_mask, struct ibv_qp_init_attr *init_attr)
 {
 	struct iwc_qp *q = iwc_qp(qp);
 	struct iwarp_qp_init_attr ni;
@@ -385,8 +412,8 @@ static int send_wr_convert(const struct ibv_send_wr *s, struct iwarp_send_wr *d)
 	d->wr_id = s->wr_id;
 	d->sg_list = (struct iwarp_sge *)(void *)s->sg_list;
 	d->num_sge = s->num_sge;
-	d->send_flags = s->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
-					 IBV_SEND_INLINE);
+	d->send_flags = s->send_flags & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+					 IBV_SEND_SOLICITED | IBV_SEND_INLINE);
 	switch ((int)s->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -414,14 +441,16 @@ static int send_wr_convert(const struct ibv_send_wr *s, struct iwarp_send_wr *d)
 		struct iwc_mw *w = iwc_mw(s->bind_mw.mw);
 		struct iwc_mr *m = NULL;
 
-		if (!w || (s->bind_mw.bind_info.mr && !(m = iwc_mr(s->bind_mw.bind_info.mr))))
+		if (!w || (s->bind_mw.bind_info.mr &&
+			   !(m = iwc_mr(s->bind_mw.bind_info.mr))))
 			return EINVAL;
 		d->bind_mw.mw = w->native;
 		d->bind_mw.rkey = s->bind_mw.rkey;
 		d->bind_mw.bind_info.mr = m ? m->native : NULL;
 		d->bind_mw.bind_info.addr = s->bind_mw.bind_info.addr;
 		d->bind_mw.bind_info.length = s->bind_mw.bind_info.length;
-		d->bind_mw.bind_info.mw_access_flags = s->bind_mw.bind_info.mw_access_flags;
+		d->bind_mw.bind_info.mw_access_flags =
+			s->bind_mw.bind_info.mw_access_flags;
 		break;
 	}
 	default:
@@ -433,7 +462,8 @@ static int send_wr_convert(const struct ibv_send_wr *s, struct iwarp_send_wr *d)
 
 /* Posts |n| converted WRs (chained here); on failure *bad_wr is the
  * ibverbs WR of the first one not posted. */
-static int post_batch(struct iwc_qp *q, struct iwarp_send_wr *nwr, struct ibv_send_wr **src, int n,
+static int post_batch(struct iwc_qp *q, struct iwarp_send_wr *nwr,
+		      struct ibv_send_wr **src, int n,
 		      struct ibv_send_wr **bad_wr)
 {
 	struct iwarp_send_wr *bad = NULL;
@@ -444,11 +474,13 @@ static int post_batch(struct iwc_qp *q, struct iwarp_send_wr *nwr, struct ibv_se
 	nwr[n - 1].next = NULL;
 	ret = iwarp_post_send(q->native, nwr, &bad);
 	if (ret < 0 && bad_wr)
-		*bad_wr = bad && bad >= nwr && bad < nwr + n ? src[bad - nwr] : src[0];
+		*bad_wr = bad && bad >= nwr && bad < nwr + n ? src[bad - nwr]
+							     : src[0];
 	return iwc_errno(ret);
 }
 
-int iwc_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+int iwc_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr)
 {
 	struct iwc_qp *q = (struct iwc_qp *)(void *)qp;
 	struct iwarp_send_wr nwr[IWC_POST_BATCH];
@@ -459,7 +491,8 @@ int iwc_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		ret = send_wr_convert(wr, &nwr[n]);
 		if (ret) {
 			/* post what precedes it, then report it */
-			if (n && (ret = post_batch(q, nwr, src, n, bad_wr)) != 0)
+			if (n &&
+			    (ret = post_batch(q, nwr, src, n, bad_wr)) != 0)
 				return ret;
 			if (bad_wr)
 				*bad_wr = wr;
@@ -476,13 +509,15 @@ int iwc_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	return n ? post_batch(q, nwr, src, n, bad_wr) : 0;
 }
 
-int iwc_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+int iwc_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr)
 {
 	struct iwc_qp *q = (struct iwc_qp *)(void *)qp;
 	struct iwarp_recv_wr *bad = NULL;
 	int ret;
 
-	ret = iwarp_post_recv(q->native, (struct iwarp_recv_wr *)(void *)wr, &bad);
+	ret = iwarp_post_recv(q->native, (struct iwarp_recv_wr *)(void *)wr,
+			      &bad);
 	if (ret < 0 && bad_wr)
 		*bad_wr = (struct ibv_recv_wr *)(void *)bad;
 	return iwc_errno(ret);

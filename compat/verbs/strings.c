@@ -5,9 +5,10 @@
 
 #include "compat/verbs/iwc.h"
 
-#define NAME_OF(table, v)                                                                          \
-	((unsigned int)(v) < sizeof(table) / sizeof(table[0]) && table[(unsigned int)(v)]           \
-		 ? table[(unsigned int)(v)]                                                        \
+#define NAME_OF(table, v)                                                      \
+	((unsigned int)(v) < sizeof(table) / sizeof(table[0]) &&               \
+			 table[(unsigned int)(v)]                              \
+		 ? table[(unsigned int)(v)]                                    \
 		 : "unknown")
 
 IWC_EXPORT const char *ibv_node_type_str(enum ibv_node_type node_type)
@@ -44,8 +45,10 @@ IWC_EXPORT const char *ibv_event_type_str(enum ibv_event_type event)
 	static const char *const names[] = {
 		[IBV_EVENT_CQ_ERR] = "CQ error",
 		[IBV_EVENT_QP_FATAL] = "local work queue catastrophic error",
-		[IBV_EVENT_QP_REQ_ERR] = "invalid request local work queue error",
-		[IBV_EVENT_QP_ACCESS_ERR] = "local access violation work queue error",
+		[IBV_EVENT_QP_REQ_ERR] =
+			"invalid request local work queue error",
+		[IBV_EVENT_QP_ACCESS_ERR] =
+			"local access violation work queue error",
 		[IBV_EVENT_COMM_EST] = "communication established",
 		[IBV_EVENT_SQ_DRAINED] = "send queue drained",
 		[IBV_EVENT_PATH_MIG] = "path migrated",
