@@ -24,3 +24,14 @@ tests_compat_verbs_test_LDADD = compat/libibverbs.la libiwarp.la tests/libtestut
 	$(CHECK_LIBS)
 endif
 endif
+
+# The compat librdmacm's API as applications use it (Check suite).
+if BUILD_COMPAT
+if HAVE_CHECK
+check_PROGRAMS += tests/compat_rdmacm_test
+TESTS += tests/compat_rdmacm_test
+tests_compat_rdmacm_test_SOURCES = tests/compat_rdmacm_test.c
+tests_compat_rdmacm_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fvisibility=default
+tests_compat_rdmacm_test_LDADD = compat/librdmacm.la compat/libibverbs.la $(CHECK_LIBS)
+endif
+endif
