@@ -37,8 +37,8 @@ static struct rdma_cm_event *expect_event(struct rdma_event_channel *ch,
 {
 	struct rdma_cm_event *ev = next_event(ch);
 
-	ck_assert_msg(ev->event == type, "got %s, want %s", rdma_event_str(ev->event),
-		      rdma_event_str(type));
+	ck_assert_msg(ev->event == type, "got %s, want %s",
+		      rdma_event_str(ev->event), rdma_event_str(type));
 	return ev;
 }
 
@@ -54,7 +54,8 @@ static struct sockaddr_in loopback(uint16_t port)
 }
 
 /* A listener on 127.0.0.1 with a kernel-chosen port. */
-static struct rdma_cm_id *listener(struct rdma_event_channel *ch, void *ctx, uint16_t *port)
+static struct rdma_cm_id *listener(struct rdma_event_channel *ch, void *ctx,
+				   uint16_t *port)
 {
 	struct sockaddr_in sin = loopback(0);
 	struct rdma_cm_id *id;
@@ -87,7 +88,8 @@ static struct rdma_cm_id *client(struct rdma_event_channel *ch, uint16_t port)
 	struct rdma_cm_id *id;
 
 	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
-	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	ck_assert_int_eq(
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
 	ev = expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	ck_assert_ptr_eq(ev->id, id);
 	ck_assert_int_eq(ev->status, 0);
@@ -122,11 +124,13 @@ START_TEST(t_nonblocking_channel)
 	ck_assert_int_eq(rdma_get_cm_event(ch, &ev), -1);
 	ck_assert_int_eq(errno, EAGAIN);
 	/* an event makes the fd readable and get_cm_event returns it */
-	ck_assert_int_eq(rdma_create_id(ch, &id, (void *)0x1234, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(rdma_create_id(ch, &id, (void *)0x1234, RDMA_PS_TCP),
+			 0);
 	ck_assert_ptr_eq(id->context, (void *)0x1234);
 	ck_assert_ptr_eq(id->channel, ch);
 	ck_assert_int_eq(id->ps, RDMA_PS_TCP);
-	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+	ck_assert_int_eq(
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	ev = expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	ck_assert_ptr_eq(ev->id, id);
 	ck_assert_ptr_null(ev->listen_id);
@@ -177,8 +181,10 @@ START_TEST(t_connect_private_data_and_send)
 	ck_assert_ptr_eq(child->channel, sch);
 	ck_assert_uint_eq(ev->param.conn.private_data_len, 5);
 	ck_assert_mem_eq(ev->param.conn.private_data, "hello", 5);
-	ck_assert_uint_eq(ev->param.conn.responder_resources, 4); /* the peer's ORD */
-	ck_assert_uint_eq(ev->param.conn.initiator_depth, 4);     /* the peer's IRD */
+	ck_assert_uint_eq(ev->param.conn.responder_resources,
+			  4); /* the peer's ORD */
+	ck_assert_uint_eq(ev->param.conn.initiator_depth,
+			  4); /* the peer's IRD */
 	ck_assert_uint_eq(rdma_get_src_port(child), htons(port));
 	ck_assert_int_eq(rdma_ack_cm_event(ev), 0);
 
@@ -332,7 +338,8 @@ START_TEST(t_synchronous_id)
 	/* channel NULL: the calls wait for their own event */
 	ck_assert_int_eq(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
 	ck_assert_ptr_nonnull(id->channel);
-	ck_assert_int_eq(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+	ck_assert_int_eq(
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	ck_assert_ptr_nonnull(id->event);
 	ck_assert_int_eq(id->event->event, RDMA_CM_EVENT_ADDR_RESOLVED);
 	ck_assert_int_eq(rdma_resolve_route(id, 1000), 0);
@@ -367,7 +374,8 @@ START_TEST(t_getaddrinfo)
 	rdma_freeaddrinfo(res);
 
 	hints.ai_flags = RAI_NUMERICHOST;
-	ck_assert_int_eq(rdma_getaddrinfo("not-a-number", "1", &hints, &res), -1);
+	ck_assert_int_eq(rdma_getaddrinfo("not-a-number", "1", &hints, &res),
+			 -1);
 	hints.ai_flags = 0;
 	hints.ai_port_space = RDMA_PS_UDP;
 	errno = 0;
@@ -388,18 +396,25 @@ START_TEST(t_unsupported_fail_cleanly)
 	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP), -1);
 	ck_assert_int_eq(errno, EPROTONOSUPPORT);
 	ck_assert_int_eq(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
-	ck_assert_int_eq(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, 1), 0);
-	ck_assert_int_eq(rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &tos, 1), -1);
+	ck_assert_int_eq(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS,
+					 &tos, 1),
+			 0);
+	ck_assert_int_eq(rdma_set_option(id, RDMA_OPTION_IB,
+					 RDMA_OPTION_IB_PATH, &tos, 1),
+			 -1);
 	ck_assert_int_eq(errno, ENOSYS);
-	ck_assert_int_eq(rdma_join_multicast(id, (struct sockaddr *)&sin, NULL), -1);
+	ck_assert_int_eq(rdma_join_multicast(id, (struct sockaddr *)&sin, NULL),
+			 -1);
 	ck_assert_int_eq(errno, EOPNOTSUPP);
 	ck_assert_int_eq(rdma_migrate_id(id, NULL), -1);
 	ck_assert_int_eq(errno, ENOSYS);
 	ck_assert_int_eq(rdma_migrate_id(id, ch), 0);
 	ck_assert_int_eq(rsocket(AF_INET, SOCK_STREAM, 0), -1);
 	ck_assert_int_eq(errno, ENOSYS);
-	ck_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED), "RDMA_CM_EVENT_ESTABLISHED");
-	ck_assert_str_eq(rdma_event_str((enum rdma_cm_event_type)99), "UNKNOWN EVENT");
+	ck_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED),
+			 "RDMA_CM_EVENT_ESTABLISHED");
+	ck_assert_str_eq(rdma_event_str((enum rdma_cm_event_type)99),
+			 "UNKNOWN EVENT");
 	devs = rdma_get_devices(&n);
 	ck_assert_int_eq(n, 1);
 	ck_assert_ptr_eq(devs[0], id->verbs);

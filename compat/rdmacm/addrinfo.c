@@ -36,7 +36,8 @@ static int cma_gai_errno(int rc)
 	}
 }
 
-int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
+int rdma_getaddrinfo(const char *node, const char *service,
+		     const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res)
 {
 	struct addrinfo ai_hints, *ai = NULL, *p;
@@ -48,7 +49,8 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		errno = EINVAL;
 		return -1;
 	}
-	if (hints && hints->ai_port_space && hints->ai_port_space != RDMA_PS_TCP) {
+	if (hints && hints->ai_port_space &&
+	    hints->ai_port_space != RDMA_PS_TCP) {
 		errno = EPROTONOSUPPORT;
 		return -1;
 	}
@@ -83,17 +85,20 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		r->ai_qp_type = IBV_QPT_RC;
 		r->ai_port_space = RDMA_PS_TCP;
 		if (passive) {
-			r->ai_src_addr = cma_dup_addr(p->ai_addr, p->ai_addrlen);
+			r->ai_src_addr =
+				cma_dup_addr(p->ai_addr, p->ai_addrlen);
 			if (!r->ai_src_addr)
 				goto nomem;
 			r->ai_src_len = p->ai_addrlen;
 		} else {
-			r->ai_dst_addr = cma_dup_addr(p->ai_addr, p->ai_addrlen);
+			r->ai_dst_addr =
+				cma_dup_addr(p->ai_addr, p->ai_addrlen);
 			if (!r->ai_dst_addr)
 				goto nomem;
 			r->ai_dst_len = p->ai_addrlen;
 			if (hints && hints->ai_src_addr && hints->ai_src_len) {
-				r->ai_src_addr = cma_dup_addr(hints->ai_src_addr, hints->ai_src_len);
+				r->ai_src_addr = cma_dup_addr(
+					hints->ai_src_addr, hints->ai_src_len);
 				if (!r->ai_src_addr)
 					goto nomem;
 				r->ai_src_len = hints->ai_src_len;

@@ -27,9 +27,11 @@ struct cma_id {
 	struct rdma_cm_id id;
 	struct iwarp_cm_id *nid;
 	struct cma_channel *chan;
-	int sync;                  /* created with a NULL channel: calls wait for their event */
-	struct cma_qp_link *link;  /* the QP made by rdma_create_qp, under cma_link_lock */
-	int own_send_cq, own_recv_cq; /* rdma_create_qp made id->send_cq / recv_cq */
+	int sync; /* created with a NULL channel: calls wait for their event */
+	struct cma_qp_link
+		*link; /* the QP made by rdma_create_qp, under cma_link_lock */
+	int own_send_cq,
+		own_recv_cq; /* rdma_create_qp made id->send_cq / recv_cq */
 };
 
 struct cma_event {

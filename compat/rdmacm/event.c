@@ -22,7 +22,8 @@ static void cma_event_fill(struct cma_event *e)
 
 	e->ev.event = (enum rdma_cm_event_type)n->event;
 	e->ev.status = n->status ? -cma_errno(n->status) : 0;
-	if (n->event == IWARP_CM_EVENT_UNREACHABLE && n->status == -ECONNREFUSED)
+	if (n->event == IWARP_CM_EVENT_UNREACHABLE &&
+	    n->status == -ECONNREFUSED)
 		e->ev.event = RDMA_CM_EVENT_REJECTED;
 	e->ev.param.conn.private_data = c->private_data;
 	e->ev.param.conn.private_data_len = c->private_data_len;
@@ -35,7 +36,8 @@ static void cma_event_fill(struct cma_event *e)
 	e->ev.param.conn.qp_num = c->qp_num;
 }
 
-int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+int rdma_get_cm_event(struct rdma_event_channel *channel,
+		      struct rdma_cm_event **event)
 {
 	struct iwarp_cm_event *nev;
 	struct cma_event *e;
@@ -124,8 +126,10 @@ const char *rdma_event_str(enum rdma_cm_event_type event)
 		[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
 		[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
 		[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
-		[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
-		[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+		[RDMA_CM_EVENT_CONNECT_REQUEST] =
+			"RDMA_CM_EVENT_CONNECT_REQUEST",
+		[RDMA_CM_EVENT_CONNECT_RESPONSE] =
+			"RDMA_CM_EVENT_CONNECT_RESPONSE",
 		[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
 		[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
 		[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
@@ -133,12 +137,14 @@ const char *rdma_event_str(enum rdma_cm_event_type event)
 		[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
 		[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
 		[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
-		[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+		[RDMA_CM_EVENT_MULTICAST_ERROR] =
+			"RDMA_CM_EVENT_MULTICAST_ERROR",
 		[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
 		[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
 	};
 
-	if ((unsigned int)event < sizeof(names) / sizeof(names[0]) && names[event])
+	if ((unsigned int)event < sizeof(names) / sizeof(names[0]) &&
+	    names[event])
 		return names[event];
 	return "UNKNOWN EVENT";
 }

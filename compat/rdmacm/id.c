@@ -17,8 +17,9 @@ void cma_sync_addr(struct cma_id *cid)
 	       sizeof(cid->id.route.addr.dst_storage));
 }
 
-static void cma_fill(struct cma_id *cid, struct ibv_context *verbs, struct cma_channel *chan,
-		     void *context, enum rdma_port_space ps)
+static void cma_fill(struct cma_id *cid, struct ibv_context *verbs,
+		     struct cma_channel *chan, void *context,
+		     enum rdma_port_space ps)
 {
 	cid->chan = chan;
 	cid->id.verbs = verbs;
@@ -37,13 +38,14 @@ struct cma_id *cma_child_id(struct cma_id *listen, struct iwarp_cm_id *nid)
 		return NULL;
 	cid->nid = nid;
 	nid->context = cid;
-	cma_fill(cid, listen->id.verbs, listen->chan, listen->id.context, listen->id.ps);
+	cma_fill(cid, listen->id.verbs, listen->chan, listen->id.context,
+		 listen->id.ps);
 	cma_sync_addr(cid);
 	return cid;
 }
 
-int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
-		   enum rdma_port_space ps)
+int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
+		   void *context, enum rdma_port_space ps)
 {
 	struct ibv_context *verbs;
 	struct cma_id *cid;
@@ -76,8 +78,8 @@ int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id, v
 		cma_fill(cid, verbs, own, context, ps);
 		cid->sync = 1;
 	}
-	ret = iwarp_cm_create_id(cid->chan->nch, iwc_native_context(verbs), &cid->nid, cid,
-				 IWARP_PS_TCP);
+	ret = iwarp_cm_create_id(cid->chan->nch, iwc_native_context(verbs),
+				 &cid->nid, cid, IWARP_PS_TCP);
 	if (ret < 0) {
 		if (cid->sync)
 			cma_channel_destroy(cid->chan);
@@ -126,8 +128,8 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return cma_ret(ret);
 }
 
-int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
-		      int timeout_ms)
+int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
+		      struct sockaddr *dst_addr, int timeout_ms)
 {
 	int ret;
 
@@ -135,7 +137,8 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 		errno = EINVAL;
 		return -1;
 	}
-	ret = iwarp_cm_resolve_addr(cma_id_of(id)->nid, src_addr, dst_addr, timeout_ms);
+	ret = iwarp_cm_resolve_addr(cma_id_of(id)->nid, src_addr, dst_addr,
+				    timeout_ms);
 	if (ret < 0)
 		return cma_ret(ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -169,7 +172,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	return cma_ret(ret);
 }
 
-static void cma_param(struct iwarp_conn_param *np, const struct rdma_conn_param *p)
+static void cma_param(struct iwarp_conn_param *np,
+		      const struct rdma_conn_param *p)
 {
 	memset(np, 0, sizeof(*np));
 	np->private_data = p->private_data;
@@ -217,13 +221,15 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
 }
 
-int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+		uint8_t private_data_len)
 {
 	if (!id) {
 		errno = EINVAL;
 		return -1;
 	}
-	return cma_ret(iwarp_cm_reject(cma_id_of(id)->nid, private_data, private_data_len));
+	return cma_ret(iwarp_cm_reject(cma_id_of(id)->nid, private_data,
+				       private_data_len));
 }
 
 int rdma_disconnect(struct rdma_cm_id *id)
@@ -267,7 +273,8 @@ static __be16 cma_port(const struct sockaddr *sa)
 	if (sa->sa_family == AF_INET)
 		return ((const struct sockaddr_in *)(const void *)sa)->sin_port;
 	if (sa->sa_family == AF_INET6)
-		return ((const struct sockaddr_in6 *)(const void *)sa)->sin6_port;
+		return ((const struct sockaddr_in6 *)(const void *)sa)
+			->sin6_port;
 	return 0;
 }
 
@@ -281,7 +288,8 @@ __be16 rdma_get_dst_port(struct rdma_cm_id *id)
 	return id ? cma_port(&id->route.addr.dst_addr) : 0;
 }
 
-int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval, size_t optlen)
+int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
+		    size_t optlen)
 {
 	if (!id || !optval || !optlen) {
 		errno = EINVAL;
@@ -289,10 +297,13 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 	}
 	if (level == RDMA_OPTION_ID) {
 		switch (optname) {
-		case RDMA_OPTION_ID_TOS:	/* a QoS hint: TCP keeps its default */
-		case RDMA_OPTION_ID_REUSEADDR:	/* listeners already set SO_REUSEADDR */
-		case RDMA_OPTION_ID_AFONLY:	/* the bound family is used as given */
-		case RDMA_OPTION_ID_ACK_TIMEOUT: /* TCP runs its own retransmission */
+		case RDMA_OPTION_ID_TOS: /* a QoS hint: TCP keeps its default */
+		case RDMA_OPTION_ID_REUSEADDR: /* listeners already set
+						  SO_REUSEADDR */
+		case RDMA_OPTION_ID_AFONLY: /* the bound family is used as given
+					     */
+		case RDMA_OPTION_ID_ACK_TIMEOUT: /* TCP runs its own
+						    retransmission */
 			return 0;
 		default:
 			break;

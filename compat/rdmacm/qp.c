@@ -84,7 +84,8 @@ static void cma_free_own_cqs(struct cma_id *cid)
 	cid->own_send_cq = cid->own_recv_cq = 0;
 }
 
-int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+		   struct ibv_qp_init_attr *attr)
 {
 	struct iwarp_qp_init_attr na;
 	struct cma_qp_link *link;
@@ -109,10 +110,12 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 		errno = EINVAL;
 		return -1;
 	}
-	/* librdmacm makes the CQs the application leaves out (rdma_create_qp(3)) */
+	/* librdmacm makes the CQs the application leaves out
+	 * (rdma_create_qp(3)) */
 	if (!attr->send_cq) {
 		if (!id->send_cq) {
-			id->send_cq = cma_own_cq(id, attr->cap.max_send_wr, &id->send_cq_channel);
+			id->send_cq = cma_own_cq(id, attr->cap.max_send_wr,
+						 &id->send_cq_channel);
 			if (!id->send_cq)
 				return -1;
 			cid->own_send_cq = 1;
@@ -121,7 +124,8 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 	}
 	if (!attr->recv_cq) {
 		if (!id->recv_cq) {
-			id->recv_cq = cma_own_cq(id, attr->cap.max_recv_wr, &id->recv_cq_channel);
+			id->recv_cq = cma_own_cq(id, attr->cap.max_recv_wr,
+						 &id->recv_cq_channel);
 			if (!id->recv_cq) {
 				cma_free_own_cqs(cid);
 				return -1;
@@ -205,7 +209,9 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	a.cap = attr->cap;
 	a.qp_type = attr->qp_type;
 	a.sq_sig_all = attr->sq_sig_all;
-	ret = rdma_create_qp(id, (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ? attr->pd : NULL, &a);
+	ret = rdma_create_qp(
+		id, (attr->comp_mask & IBV_QP_INIT_ATTR_PD) ? attr->pd : NULL,
+		&a);
 	if (ret == 0) {
 		attr->cap = a.cap;
 		attr->send_cq = a.send_cq;
@@ -223,7 +229,8 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	cma_free_own_cqs(cma_id_of(id));
 }
 
-int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
+int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
+		      int *qp_attr_mask)
 {
 	if (!id || !qp_attr || !qp_attr_mask) {
 		errno = EINVAL;
@@ -233,14 +240,16 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 	 * write and remote read/write access (RFC 5040 §6.4 access rights). */
 	memset(qp_attr, 0, sizeof(*qp_attr));
 	qp_attr->qp_state = IBV_QPS_INIT;
-	qp_attr->qp_access_flags =
-		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	qp_attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ;
 	qp_attr->port_num = id->port_num;
 	*qp_attr_mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT;
 	return 0;
 }
 
-int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+		    struct ibv_srq_init_attr *attr)
 {
 	struct ibv_srq *srq;
 
@@ -268,14 +277,18 @@ int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 		errno = EINVAL;
 		return -1;
 	}
-	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC) {
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type != IBV_SRQT_BASIC) {
 		errno = EOPNOTSUPP;
 		return -1;
 	}
 	memset(&a, 0, sizeof(a));
 	a.srq_context = attr->srq_context;
 	a.attr = attr->attr;
-	if (rdma_create_srq(id, (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ? attr->pd : NULL, &a))
+	if (rdma_create_srq(id,
+			    (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) ? attr->pd
+								     : NULL,
+			    &a))
 		return -1;
 	attr->attr = a.attr;
 	return 0;

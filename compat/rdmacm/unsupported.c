@@ -13,14 +13,14 @@
 
 #include "compat/rdmacm/cma.h"
 
-#define CMA_FAIL(err)        \
-	do {                 \
-		errno = (err); \
-		return -1;     \
+#define CMA_FAIL(err)                                                          \
+	do {                                                                   \
+		errno = (err);                                                 \
+		return -1;                                                     \
 	} while (0)
 
-int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv_pd *pd,
-		   struct ibv_qp_init_attr *qp_init_attr)
+int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
+		   struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
 	(void)id, (void)res, (void)pd, (void)qp_init_attr;
 	CMA_FAIL(ENOSYS);
@@ -48,13 +48,15 @@ int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 	CMA_FAIL(ENOSYS);
 }
 
-int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
+int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
+			void *context)
 {
 	(void)id, (void)addr, (void)context;
 	CMA_FAIL(EOPNOTSUPP);
 }
 
-int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
+int rdma_join_multicast_ex(struct rdma_cm_id *id,
+			   struct rdma_cm_join_mc_attr_ex *mc_join_attr,
 			   void *context)
 {
 	(void)id, (void)mc_join_attr, (void)context;
@@ -79,7 +81,8 @@ int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 	CMA_FAIL(EOPNOTSUPP);
 }
 
-int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
+int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
+		    uint8_t private_data_len)
 {
 	(void)id, (void)private_data, (void)private_data_len;
 	CMA_FAIL(EOPNOTSUPP);
@@ -135,7 +138,8 @@ ssize_t rrecv(int s, void *buf, size_t len, int flags)
 	CMA_FAIL(ENOSYS);
 }
 
-ssize_t rrecvfrom(int s, void *buf, size_t len, int flags, struct sockaddr *src, socklen_t *alen)
+ssize_t rrecvfrom(int s, void *buf, size_t len, int flags, struct sockaddr *src,
+		  socklen_t *alen)
 {
 	(void)s, (void)buf, (void)len, (void)flags, (void)src, (void)alen;
 	CMA_FAIL(ENOSYS);
@@ -153,8 +157,8 @@ ssize_t rsend(int s, const void *buf, size_t len, int flags)
 	CMA_FAIL(ENOSYS);
 }
 
-ssize_t rsendto(int s, const void *buf, size_t len, int flags, const struct sockaddr *dst,
-		socklen_t alen)
+ssize_t rsendto(int s, const void *buf, size_t len, int flags,
+		const struct sockaddr *dst, socklen_t alen)
 {
 	(void)s, (void)buf, (void)len, (void)flags, (void)dst, (void)alen;
 	CMA_FAIL(ENOSYS);
@@ -196,7 +200,8 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 	return poll(fds, nfds, timeout);
 }
 
-int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout)
+int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
+	    struct timeval *timeout)
 {
 	return select(nfds, readfds, writefds, exceptfds, timeout);
 }
@@ -213,7 +218,8 @@ int rgetsockname(int s, struct sockaddr *addr, socklen_t *len)
 	CMA_FAIL(ENOSYS);
 }
 
-int rsetsockopt(int s, int level, int optname, const void *optval, socklen_t optlen)
+int rsetsockopt(int s, int level, int optname, const void *optval,
+		socklen_t optlen)
 {
 	(void)s, (void)level, (void)optname, (void)optval, (void)optlen;
 	CMA_FAIL(ENOSYS);
