@@ -6,8 +6,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compat/rdmacm/cma.h"
+
+static __be16 cma_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)sa)->sin_port;
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)(const void *)sa)
+			->sin6_port;
+	return 0;
+}
 
 void cma_sync_addr(struct cma_id *cid)
 {
@@ -114,13 +125,49 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	return 0;
 }
 
+/*
+ * rdma_bind_addr(3) with port 0 gives the id a port at once (the kernel's
+ * rdma_cm does, and programs such as qperf read it with
+ * rdma_get_src_port() before rdma_listen()), while the native CM picks the
+ * port only in iwarp_cm_listen(). So a port is taken here from the kernel
+ * with a TCP socket bound to the same address, then handed to the native
+ * bind; another program could take it before rdma_listen() binds it again
+ * (rdma_listen then fails with EADDRINUSE).
+ */
+static int cma_pick_port(struct sockaddr_storage *ss,
+			 const struct sockaddr *addr)
+{
+	socklen_t len = addr->sa_family == AF_INET6
+				? sizeof(struct sockaddr_in6)
+				: sizeof(struct sockaddr_in);
+	int s, ret = 0;
+
+	memcpy(ss, addr, len);
+	s = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (bind(s, addr, len) < 0 ||
+	    getsockname(s, (struct sockaddr *)ss, &len) < 0)
+		ret = -errno;
+	close(s);
+	return ret;
+}
+
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
+	struct sockaddr_storage ss;
 	int ret;
 
 	if (!id || !addr) {
 		errno = EINVAL;
 		return -1;
+	}
+	if ((addr->sa_family == AF_INET || addr->sa_family == AF_INET6) &&
+	    cma_port(addr) == 0) {
+		ret = cma_pick_port(&ss, addr);
+		if (ret < 0)
+			return cma_ret(ret);
+		addr = (struct sockaddr *)&ss;
 	}
 	ret = iwarp_cm_bind_addr(cma_id_of(id)->nid, addr);
 	if (ret == 0)
@@ -266,16 +313,6 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	/* the native CM cannot move an id to another channel */
 	errno = ENOSYS;
 	return -1;
-}
-
-static __be16 cma_port(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)(const void *)sa)->sin_port;
-	if (sa->sa_family == AF_INET6)
-		return ((const struct sockaddr_in6 *)(const void *)sa)
-			->sin6_port;
-	return 0;
 }
 
 __be16 rdma_get_src_port(struct rdma_cm_id *id)
