@@ -358,7 +358,7 @@ static void side_open(struct side *s)
 	ck_assert_ptr_nonnull(s->buf);
 	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_LEN,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ);
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
 	ck_assert_ptr_nonnull(s->mr);
 	s->cm_ch = iwarp_cm_create_event_channel();
 	ck_assert_ptr_nonnull(s->cm_ch);
@@ -645,6 +645,56 @@ START_TEST(test_data)
 		for (int i = 0; i < 18; i++)
 			expect_wc(&cli, 1000 + (uint64_t)i, IBV_WC_RDMA_WRITE,
 				  16);
+	}
+
+	/* a type 1 window bound with the inline ibv_bind_mw (RFC 5040 §2.1):
+	 * the client reads through its new STag */
+	{
+		struct ibv_mw *mw = ibv_alloc_mw(srv.pd, IBV_MW_TYPE_1);
+		struct ibv_mw_bind mb;
+		uint32_t old_rkey;
+
+		ck_assert_ptr_nonnull(mw);
+		old_rkey = mw->rkey;
+		iw_test_fill((uint8_t *)srv.buf + 512, 256, 13);
+		memset(&mb, 0, sizeof(mb));
+		mb.wr_id = 55;
+		mb.send_flags = IBV_SEND_SIGNALED;
+		mb.bind_info.mr = srv.mr;
+		mb.bind_info.addr = (uintptr_t)srv.buf + 512;
+		mb.bind_info.length = 256;
+		mb.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+		ck_assert_int_eq(ibv_bind_mw(srv.qp, mw, &mb), 0);
+		expect_wc(&srv, 55, IBV_WC_BIND_MW, 0);
+		ck_assert_uint_ne(mw->rkey, old_rkey);
+		sge[0] = (struct ibv_sge){.addr = (uintptr_t)cli.buf + 512,
+					  .length = 256,
+					  .lkey = cli.mr->lkey};
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 5;
+		wr.sg_list = sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = (uintptr_t)srv.buf + 512;
+		wr.wr.rdma.rkey = mw->rkey;
+		ck_assert_int_eq(ibv_post_send(cli.qp, &wr, &bad), 0);
+		expect_wc(&cli, 5, IBV_WC_RDMA_READ, 256);
+		ck_assert_int_eq(memcmp(cli.buf + 512, srv.buf + 512, 256), 0);
+		/* a window of another PD: EPERM from the inline checks */
+		mb.bind_info.mr = srv.mr;
+		{
+			struct ibv_pd *other = ibv_alloc_pd(srv.ctx);
+			struct ibv_mw *mw2;
+
+			ck_assert_ptr_nonnull(other);
+			mw2 = ibv_alloc_mw(other, IBV_MW_TYPE_1);
+			ck_assert_ptr_nonnull(mw2);
+			ck_assert_int_eq(ibv_bind_mw(srv.qp, mw2, &mb), EPERM);
+			ck_assert_int_eq(ibv_dealloc_mw(mw2), 0);
+			ck_assert_int_eq(ibv_dealloc_pd(other), 0);
+		}
+		ck_assert_int_eq(ibv_dealloc_mw(mw), 0);
 	}
 
 	/* a bad WR in a receive chain: positive errno, bad_wr */
