@@ -5,16 +5,17 @@
 # 77 when its Debian package is missing).
 COMPAT_RDMACM_ROWS = tests/compat/rping_self.sh tests/compat/rping_iwarp_ping.sh \
 	tests/compat/ib_send_bw.sh tests/compat/ib_write_bw.sh tests/compat/ib_read_bw.sh \
-	tests/compat/ib_send_lat.sh tests/compat/ib_write_lat.sh tests/compat/ib_read_lat.sh
+	tests/compat/ib_send_lat.sh tests/compat/ib_write_lat.sh tests/compat/ib_read_lat.sh \
+	tests/compat/qperf_rc_bw.sh
 TESTS += $(COMPAT_RDMACM_ROWS)
 dist_check_SCRIPTS += tests/compat_programs.sh $(COMPAT_RDMACM_ROWS)
 
 # libibverbs: the ABI Debian's RDMA programs import, and the library seen
 # through <infiniband/verbs.h> (linked to the shared libraries, as
 # applications are).
-TESTS += tests/compat_symbols.sh
 dist_check_SCRIPTS += tests/compat_symbols.sh
 if BUILD_COMPAT
+TESTS += tests/compat_symbols.sh
 if HAVE_CHECK
 check_PROGRAMS += tests/compat_verbs_test
 TESTS += tests/compat_verbs_test

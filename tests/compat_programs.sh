@@ -11,6 +11,8 @@
 #   ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat
 #                     perftest -R (RDMA CM) server and client against
 #                     themselves; both exit 0 and the client reports a result
+#   qperf_rc_bw       qperf rc_bw over RDMA CM (-cm1) against a qperf server
+#                     under iwarp_run; the client exits 0 and reports bw
 # A row whose program is not installed exits 77 with the reason. Every run
 # is bounded by timeout(1); the server's port comes from free_port and is
 # replaced when another program took it meanwhile.
@@ -166,6 +168,23 @@ ib_send_lat | ib_write_lat | ib_read_lat)
 	need "$row" perftest
 	perftest "$row" "$row" -n 1000 -s 2
 	perftest "$row-4k" "$row" -n 500 -s 4096
+	;;
+qperf_rc_bw)
+	need qperf qperf
+	# the server serves requests until it is stopped
+	start_server qperf "$RUN" qperf -lp @PORT@ || exit 1
+	timeout $T "$RUN" qperf 127.0.0.1 -lp "$PORT" -cm1 -t 2 rc_bw >"$tmp/qperf.c.out" 2>"$tmp/qperf.c.err"
+	crc=$?
+	kill "$SPID" 2>/dev/null
+	wait "$SPID"
+	if [ $crc -ne 0 ] || ! grep -Eq 'bw += +[0-9.]+ [KMG]B/sec' "$tmp/qperf.c.out"; then
+		echo "FAIL qperf rc_bw: client exit $crc"
+		sed 's/^/  client: /' "$tmp/qperf.c.out" "$tmp/qperf.c.err"
+		sed 's/^/  server: /' "$tmp/qperf.s.out" "$tmp/qperf.s.err" | tail -n 20
+		fail=1
+	else
+		echo "ok   qperf rc_bw -cm1: $(grep -E 'bw +=' "$tmp/qperf.c.out" | tr -s ' ')"
+	fi
 	;;
 *)
 	echo "unknown row $row"
