@@ -65,3 +65,5 @@ dist_man_MANS += \
 	man/iwarp_strerror.3 \
 	man/iwarp_term_strerror.3 \
 	man/iwarp_wc_status_str.3
+# iwarp_run (compat/rdmacm/rdmacm.mk)
+dist_man_MANS += man/iwarp_run.1

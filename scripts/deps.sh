@@ -8,7 +8,9 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       clang libclang-rt-14-dev tshark iproute2 python3
       gnuplot-nox nftables
       libssl-dev openssl  # opt-in TLS (io/tls.c); openssl: test certificates
-      abigail-tools debhelper lintian)  # ABI check; Debian packages (make check-deb)
+      abigail-tools debhelper lintian  # ABI check; Debian packages (make check-deb)
+      libibverbs-dev librdmacm-dev)  # compat/ builds against rdma-core headers
+PKGS+=(rdmacm-utils perftest qperf libfabric-bin)  # unmodified programs of tests/compat_programs.sh
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,351 @@
+/*
+ * compat/rdmacm/id.c: rdma_cm_id life cycle and the connection calls
+ * (rdma_create_id(3) ... rdma_disconnect(3)), each a thin layer over the
+ * native iwarp_cm_* call of the same name.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compat/rdmacm/cma.h"
+
+static __be16 cma_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)sa)->sin_port;
+	if (sa->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)(const void *)sa)
+			->sin6_port;
+	return 0;
+}
+
+void cma_sync_addr(struct cma_id *cid)
+{
+	memcpy(&cid->id.route.addr.src_storage, &cid->nid->src_addr,
+	       sizeof(cid->id.route.addr.src_storage));
+	memcpy(&cid->id.route.addr.dst_storage, &cid->nid->dst_addr,
+	       sizeof(cid->id.route.addr.dst_storage));
+}
+
+static void cma_fill(struct cma_id *cid, struct ibv_context *verbs,
+		     struct cma_channel *chan, void *context,
+		     enum rdma_port_space ps)
+{
+	cid->chan = chan;
+	cid->id.verbs = verbs;
+	cid->id.channel = &chan->ch;
+	cid->id.context = context;
+	cid->id.ps = ps;
+	cid->id.port_num = 1;
+	cid->id.qp_type = IBV_QPT_RC;
+}
+
+struct cma_id *cma_child_id(struct cma_id *listen, struct iwarp_cm_id *nid)
+{
+	struct cma_id *cid = calloc(1, sizeof(*cid));
+
+	if (!cid)
+		return NULL;
+	cid->nid = nid;
+	nid->context = cid;
+	cma_fill(cid, listen->id.verbs, listen->chan, listen->id.context,
+		 listen->id.ps);
+	cma_sync_addr(cid);
+	return cid;
+}
+
+int rdma_create_id(struct rdma_event_channel *channel, struct rdma_cm_id **id,
+		   void *context, enum rdma_port_space ps)
+{
+	struct ibv_context *verbs;
+	struct cma_id *cid;
+	int ret;
+
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* iWARP runs over TCP only (RFC 5044): the TCP port space. */
+	if (ps != RDMA_PS_TCP) {
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	verbs = cma_verbs();
+	if (!verbs)
+		return -1;
+	cid = calloc(1, sizeof(*cid));
+	if (!cid)
+		return -1;
+	if (channel) {
+		cma_fill(cid, verbs, cma_channel_of(channel), context, ps);
+	} else {
+		struct cma_channel *own = cma_channel_create();
+
+		if (!own) {
+			free(cid);
+			return -1;
+		}
+		cma_fill(cid, verbs, own, context, ps);
+		cid->sync = 1;
+	}
+	ret = iwarp_cm_create_id(cid->chan->nch, iwc_native_context(verbs),
+				 &cid->nid, cid, IWARP_PS_TCP);
+	if (ret < 0) {
+		if (cid->sync)
+			cma_channel_destroy(cid->chan);
+		free(cid);
+		return cma_ret(ret);
+	}
+	*id = &cid->id;
+	return 0;
+}
+
+int rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct cma_id *cid;
+	int ret;
+
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	cid = cma_id_of(id);
+	cma_qp_unlink(cid);
+	if (cid->sync && id->event) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
+	ret = iwarp_cm_destroy_id(cid->nid);
+	if (ret < 0)
+		return cma_ret(ret);
+	if (cid->sync)
+		cma_channel_destroy(cid->chan);
+	free(cid);
+	return 0;
+}
+
+/*
+ * rdma_bind_addr(3) with port 0 gives the id a port at once (the kernel's
+ * rdma_cm does, and programs such as qperf read it with
+ * rdma_get_src_port() before rdma_listen()), while the native CM picks the
+ * port only in iwarp_cm_listen(). So a port is taken here from the kernel
+ * with a TCP socket bound to the same address, then handed to the native
+ * bind; another program could take it before rdma_listen() binds it again
+ * (rdma_listen then fails with EADDRINUSE).
+ */
+static int cma_pick_port(struct sockaddr_storage *ss,
+			 const struct sockaddr *addr)
+{
+	socklen_t len = addr->sa_family == AF_INET6
+				? sizeof(struct sockaddr_in6)
+				: sizeof(struct sockaddr_in);
+	int s, ret = 0;
+
+	memcpy(ss, addr, len);
+	s = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (bind(s, addr, len) < 0 ||
+	    getsockname(s, (struct sockaddr *)ss, &len) < 0)
+		ret = -errno;
+	close(s);
+	return ret;
+}
+
+int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	struct sockaddr_storage ss;
+	int ret;
+
+	if (!id || !addr) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((addr->sa_family == AF_INET || addr->sa_family == AF_INET6) &&
+	    cma_port(addr) == 0) {
+		ret = cma_pick_port(&ss, addr);
+		if (ret < 0)
+			return cma_ret(ret);
+		addr = (struct sockaddr *)&ss;
+	}
+	ret = iwarp_cm_bind_addr(cma_id_of(id)->nid, addr);
+	if (ret == 0)
+		cma_sync_addr(cma_id_of(id));
+	return cma_ret(ret);
+}
+
+int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
+		      struct sockaddr *dst_addr, int timeout_ms)
+{
+	int ret;
+
+	if (!id || !dst_addr) {
+		errno = EINVAL;
+		return -1;
+	}
+	ret = iwarp_cm_resolve_addr(cma_id_of(id)->nid, src_addr, dst_addr,
+				    timeout_ms);
+	if (ret < 0)
+		return cma_ret(ret);
+	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ADDR_RESOLVED);
+}
+
+int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	int ret;
+
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	ret = iwarp_cm_resolve_route(cma_id_of(id)->nid, timeout_ms);
+	if (ret < 0)
+		return cma_ret(ret);
+	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ROUTE_RESOLVED);
+}
+
+int rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	int ret;
+
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	ret = iwarp_cm_listen(cma_id_of(id)->nid, backlog);
+	if (ret == 0)
+		cma_sync_addr(cma_id_of(id));
+	return cma_ret(ret);
+}
+
+static void cma_param(struct iwarp_conn_param *np,
+		      const struct rdma_conn_param *p)
+{
+	memset(np, 0, sizeof(*np));
+	np->private_data = p->private_data;
+	np->private_data_len = p->private_data_len;
+	np->responder_resources = p->responder_resources;
+	np->initiator_depth = p->initiator_depth;
+	np->flow_control = p->flow_control;
+	np->retry_count = p->retry_count;
+	np->rnr_retry_count = p->rnr_retry_count;
+	np->srq = p->srq;
+	np->qp_num = p->qp_num;
+}
+
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct iwarp_conn_param np;
+	int ret;
+
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (conn_param)
+		cma_param(&np, conn_param);
+	ret = iwarp_cm_connect(cma_id_of(id)->nid, conn_param ? &np : NULL);
+	if (ret < 0)
+		return cma_ret(ret);
+	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
+}
+
+int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct iwarp_conn_param np;
+	int ret;
+
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (conn_param)
+		cma_param(&np, conn_param);
+	ret = iwarp_cm_accept(cma_id_of(id)->nid, conn_param ? &np : NULL);
+	if (ret < 0)
+		return cma_ret(ret);
+	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
+}
+
+int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+		uint8_t private_data_len)
+{
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	return cma_ret(iwarp_cm_reject(cma_id_of(id)->nid, private_data,
+				       private_data_len));
+}
+
+int rdma_disconnect(struct rdma_cm_id *id)
+{
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	return cma_ret(iwarp_cm_disconnect(cma_id_of(id)->nid));
+}
+
+int rdma_establish(struct rdma_cm_id *id)
+{
+	/* The native CM moves the QP it made to RTS itself; a QP the
+	 * application created and connects by hand cannot be driven. */
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (id->qp)
+		return 0;
+	errno = ENOSYS;
+	return -1;
+}
+
+int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
+{
+	if (!id) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (channel == id->channel)
+		return 0;
+	/* the native CM cannot move an id to another channel */
+	errno = ENOSYS;
+	return -1;
+}
+
+__be16 rdma_get_src_port(struct rdma_cm_id *id)
+{
+	return id ? cma_port(&id->route.addr.src_addr) : 0;
+}
+
+__be16 rdma_get_dst_port(struct rdma_cm_id *id)
+{
+	return id ? cma_port(&id->route.addr.dst_addr) : 0;
+}
+
+int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
+		    size_t optlen)
+{
+	if (!id || !optval || !optlen) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (level == RDMA_OPTION_ID) {
+		switch (optname) {
+		case RDMA_OPTION_ID_TOS: /* a QoS hint: TCP keeps its default */
+		case RDMA_OPTION_ID_REUSEADDR: /* listeners already set
+						  SO_REUSEADDR */
+		case RDMA_OPTION_ID_AFONLY: /* the bound family is used as given
+					     */
+		case RDMA_OPTION_ID_ACK_TIMEOUT: /* TCP runs its own
+						    retransmission */
+			return 0;
+		default:
+			break;
+		}
+	}
+	errno = ENOSYS;
+	return -1;
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+# tests/compat/ib_read_bw.sh: one row of tests/compat_programs.sh.
+exec "${top_srcdir:-.}/tests/compat_programs.sh" ib_read_bw

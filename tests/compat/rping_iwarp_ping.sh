@@ -1,0 +1,3 @@
+#!/bin/sh
+# tests/compat/rping_iwarp_ping.sh: one row of tests/compat_programs.sh.
+exec "${top_srcdir:-.}/tests/compat_programs.sh" rping_iwarp_ping

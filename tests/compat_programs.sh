@@ -1,0 +1,194 @@
+#!/bin/sh
+# tests/compat_programs.sh ROW: one row of "unmodified RDMA programs on
+# libiwarp": a Debian binary run through iwarp_run(1) over the compat
+# librdmacm/libibverbs of this build tree, on loopback.
+#
+# Rows (tests/compat/ROW.sh calls this script with its name):
+#   rping_self        rping server + client, -v -V, several -C counts and
+#                     sizes; the client must print every ping and both exit 0
+#   rping_iwarp_ping  rping client against iwarp_ping -s, and iwarp_ping -c
+#                     against an rping server
+#   ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat
+#                     perftest -R (RDMA CM) server and client against
+#                     themselves; both exit 0 and the client reports a result
+#   qperf_rc_bw       qperf rc_bw over RDMA CM (-cm1) against a qperf server
+#                     under iwarp_run; the client exits 0 and reports bw
+# A row whose program is not installed exits 77 with the reason. Every run
+# is bounded by timeout(1); the server's port comes from free_port and is
+# replaced when another program took it meanwhile.
+
+row=${1:?usage: compat_programs.sh ROW}
+top_builddir=${top_builddir:-.}
+top_srcdir=${top_srcdir:-.}
+T=60 # bound of one program run, seconds
+. "$top_srcdir/tests/testlib.sh"
+
+skip() {
+	echo "SKIP $row: $*"
+	exit 77
+}
+
+command -v timeout >/dev/null 2>&1 || skip "timeout(1) not found"
+builddir=$(cd "$top_builddir" && pwd)
+RUN="$builddir/tools/iwarp_run"
+[ -x "$RUN" ] || { echo "FAIL: $RUN not built"; exit 99; }
+for l in librdmacm.so.1 libibverbs.so.1; do
+	[ -e "$builddir/compat/.libs/$l" ] || skip "compat $l not built (--disable-compat or no rdma-core headers)"
+done
+export IWARP_RUN_BUILD_DIR="$builddir"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/compat_programs.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+need() {
+	command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (Debian package $2)"
+}
+
+# start_server NAME CMD...: runs CMD (with @PORT@ replaced by a free port)
+# in the background until it listens; sets PORT and SPID. Retries with
+# another port when the port was taken before the server bound it.
+start_server() {
+	_name=$1
+	shift
+	_tries=0
+	while :; do
+		PORT=$(free_port)
+		_args=
+		for _a in "$@"; do
+			[ "$_a" = @PORT@ ] && _a=$PORT
+			_args="$_args '$_a'"
+		done
+		eval "timeout $T $_args" >"$tmp/$_name.s.out" 2>"$tmp/$_name.s.err" &
+		SPID=$!
+		wait_listen "$PORT" "$SPID" && return 0
+		kill "$SPID" 2>/dev/null
+		wait "$SPID"
+		_tries=$((_tries + 1))
+		if port_taken "$tmp/$_name.s.out" "$tmp/$_name.s.err" && [ $_tries -lt 5 ]; then
+			continue
+		fi
+		echo "FAIL $_name: server not listening"
+		sed 's/^/  server: /' "$tmp/$_name.s.out" "$tmp/$_name.s.err"
+		fail=1
+		return 1
+	done
+}
+
+# finish NAME CLIENT_RC CHECK: waits for the server; the pair passes when
+# both exit 0 and the client's output matches the extended regex CHECK.
+finish() {
+	wait "$SPID"
+	_src=$?
+	if [ "$2" -ne 0 ] || [ $_src -ne 0 ] || ! grep -Eq "$3" "$tmp/$1.c.out"; then
+		echo "FAIL $1: client exit $2, server exit $_src (want 0, 0 and /$3/)"
+		sed 's/^/  client: /' "$tmp/$1.c.out" "$tmp/$1.c.err" | tail -n 30
+		sed 's/^/  server: /' "$tmp/$1.s.out" "$tmp/$1.s.err" | tail -n 30
+		fail=1
+		return 1
+	fi
+	return 0
+}
+
+# rping_pair NAME COUNT SIZE SERVER... -- CLIENT...: the client must print
+# COUNT verified pings ("ping data: rdma-ping-<n>: ...").
+rping_pair() {
+	_n=$1 _count=$2 _size=$3
+	shift 3
+	_srv=
+	while [ "$1" != -- ]; do _srv="$_srv $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	start_server "$_n" $_srv -p @PORT@ -C "$_count" -S "$_size" -V || return
+	timeout $T "$@" -p "$PORT" -C "$_count" -S "$_size" -V -v >"$tmp/$_n.c.out" 2>"$tmp/$_n.c.err"
+	_crc=$?
+	finish "$_n" $_crc 'ping data' || return
+	_got=$(grep -c 'ping data: rdma-ping-' "$tmp/$_n.c.out")
+	if [ "$_got" -ne "$_count" ]; then
+		echo "FAIL $_n: $_got pings shown, want $_count"
+		fail=1
+		return
+	fi
+	echo "ok   $_n: $_got pings of $_size bytes verified"
+}
+
+# perftest NAME PROGRAM ARGS...: server and client of one perftest
+# program over RDMA CM (-R); prints the client's result line. perftest's
+# server closes the listener of its parameter exchange and listens anew for
+# the test QP, and a client that connects in between is refused (REJECTED,
+# also on kernel iWARP); such a pair runs once more on a fresh port.
+perftest() {
+	_n=$1 _prog=$2
+	shift 2
+	for _try in 1 2; do
+		start_server "$_n" "$RUN" "$_prog" -R -p @PORT@ "$@" || return
+		timeout $T "$RUN" "$_prog" -R -p "$PORT" "$@" 127.0.0.1 >"$tmp/$_n.c.out" 2>"$tmp/$_n.c.err"
+		_crc=$?
+		if [ $_crc -ne 0 ] && [ $_try -eq 1 ] &&
+			grep -q 'RDMA_CM_EVENT_REJECTED' "$tmp/$_n.c.out" "$tmp/$_n.c.err"; then
+			echo "     $_n: refused between perftest's two listeners, once more"
+			kill "$SPID" 2>/dev/null
+			wait "$SPID"
+			continue
+		fi
+		break
+	done
+	# the result line: "<bytes> <iterations> <numbers...>"
+	finish "$_n" $_crc '^ *[0-9]+ +[0-9]+ +[0-9.]+' || return
+	echo "ok   $_n: $(grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$tmp/$_n.c.out" | tail -n 1 | tr -s ' \t' ' ')"
+}
+
+case $row in
+rping_self)
+	need rping rdmacm-utils
+	for c in 1 10 100; do
+		for s in 64 4096; do
+			rping_pair "rping-C$c-S$s" $c $s "$RUN" rping -s -a 127.0.0.1 -- \
+				"$RUN" rping -c -a 127.0.0.1
+		done
+	done
+	;;
+rping_iwarp_ping)
+	need rping rdmacm-utils
+	PING=$top_builddir/tools/iwarp_ping
+	[ -x "$PING" ] || { echo "FAIL: $PING not built"; exit 99; }
+	for c in 1 20; do
+		rping_pair "rping-to-iwarp_ping-C$c" $c 1000 "$PING" -s -a 127.0.0.1 -- \
+			"$RUN" rping -c -a 127.0.0.1
+		rping_pair "iwarp_ping-to-rping-C$c" $c 1000 "$RUN" rping -s -a 127.0.0.1 -- \
+			"$PING" -c -a 127.0.0.1
+	done
+	;;
+ib_send_bw | ib_write_bw | ib_read_bw)
+	need "$row" perftest
+	perftest "$row" "$row" -n 2000 -s 65536
+	perftest "$row-small" "$row" -n 2000 -s 64
+	;;
+ib_send_lat | ib_write_lat | ib_read_lat)
+	need "$row" perftest
+	perftest "$row" "$row" -n 1000 -s 2
+	perftest "$row-4k" "$row" -n 500 -s 4096
+	;;
+qperf_rc_bw)
+	need qperf qperf
+	# the server serves requests until it is stopped
+	start_server qperf "$RUN" qperf -lp @PORT@ || exit 1
+	timeout $T "$RUN" qperf 127.0.0.1 -lp "$PORT" -cm1 -t 2 rc_bw >"$tmp/qperf.c.out" 2>"$tmp/qperf.c.err"
+	crc=$?
+	kill "$SPID" 2>/dev/null
+	wait "$SPID"
+	if [ $crc -ne 0 ] || ! grep -Eq 'bw += +[0-9.]+ [KMG]B/sec' "$tmp/qperf.c.out"; then
+		echo "FAIL qperf rc_bw: client exit $crc"
+		sed 's/^/  client: /' "$tmp/qperf.c.out" "$tmp/qperf.c.err"
+		sed 's/^/  server: /' "$tmp/qperf.s.out" "$tmp/qperf.s.err" | tail -n 20
+		fail=1
+	else
+		echo "ok   qperf rc_bw -cm1: $(grep -E 'bw +=' "$tmp/qperf.c.out" | tr -s ' ')"
+	fi
+	;;
+*)
+	echo "unknown row $row"
+	exit 99
+	;;
+esac
+exit $fail
