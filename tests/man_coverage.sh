@@ -25,7 +25,7 @@ for f in $funcs; do
 	grep -q '^\.SH THREAD SAFETY$' "$doc" ||
 		{ echo "no THREAD SAFETY section for $f in man/${doc##*/}"; fail=1; }
 done
-for t in iwarp_decode iwarp_ping iwarp_bw; do
+for t in iwarp_decode iwarp_ping iwarp_bw iwarp_run; do
 	[ -f "$src/man/$t.1" ] || { echo "missing man page: man/$t.1"; fail=1; }
 done
 if command -v groff >/dev/null; then

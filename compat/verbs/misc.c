@@ -59,6 +59,8 @@ static enum ibv_event_type event_from_native(enum iwarp_event_type t)
 		return IBV_EVENT_SRQ_LIMIT_REACHED;
 	case IWARP_EVENT_SRQ_ERR:
 		return IBV_EVENT_SRQ_ERR;
+	case IWARP_EVENT_QP_TX_HELD:
+		break; /* no ibverbs equivalent: event_element drops it */
 	}
 	return IBV_EVENT_DEVICE_FATAL;
 }
@@ -69,6 +71,11 @@ static enum ibv_event_type event_from_native(enum iwarp_event_type t)
 static bool event_element(const struct iwarp_async_event *ev,
 			  struct ibv_async_event *event)
 {
+	/* libiwarp's report of a responder's held first FPDUs (iwarp(7),
+	 * "Who sends first") has no ibverbs event; rdma-core programs never
+	 * expect one */
+	if (ev->event_type == IWARP_EVENT_QP_TX_HELD)
+		return false;
 	if (ev->event_type == IWARP_EVENT_CQ_ERR) {
 		struct iwc_cq *q =
 			ev->element.cq ? ev->element.cq->cq_context : NULL;
