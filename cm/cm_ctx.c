@@ -91,6 +91,7 @@ void cm_attr_mpa_params(const struct iwarp_context_attr *a,
 	 * and also the configured type (a zero-length Send when asked for).
 	 */
 	p->p2p = a->p2p != IWARP_P2P_NONE && p->rev == MPA_REV_2;
+	p->p2p_optional = a->p2p == IWARP_P2P_AUTO;
 	switch (a->p2p) {
 	case IWARP_P2P_WRITE:
 		p->rtr_mask = MPA_RTR_WRITE;

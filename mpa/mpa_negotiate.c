@@ -36,6 +36,7 @@ void mpa_neg_params_init(struct mpa_neg_params *p)
 	p->crc = MPA_CRC_REQUEST;
 	p->markers_rx = false;
 	p->p2p = false;
+	p->p2p_optional = false;
 	p->rtr_mask = MPA_RTR_WRITE | MPA_RTR_READ;
 	p->ird = MPA_NEG_IRD_ORD_MAX;
 	p->ord = MPA_NEG_IRD_ORD_MAX;
@@ -171,6 +172,13 @@ int mpa_neg_initiator_process(const struct mpa_neg_params *p,
 
 	if (!p->p2p)
 		return n; /* A/RTR bits we did not ask for are ignored */
+	/*
+	 * IWARP_P2P_AUTO offered an RTR only so that a responder may send
+	 * first; a responder that does not echo A runs the client-server
+	 * model (RFC 5044 §7.1: we send first anyway), so that is no error.
+	 */
+	if (!rep.p2p && p->p2p_optional)
+		return n;
 	/* RFC 6581 §9.2: A echoed, exactly one of the offered RTR types. */
 	if (!rep.p2p || !rtr_is_single(rep.rtr) || !(rep.rtr & p->rtr_mask))
 		return IWARP_ERR_MPA_RTR;

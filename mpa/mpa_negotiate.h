@@ -62,6 +62,7 @@ struct mpa_neg_params {
 	enum mpa_crc_policy crc;
 	bool markers_rx;  /* our M bit: peer inserts markers to us */
 	bool p2p;	  /* initiator: ask for RFC 6581 P2P (A) */
+	bool p2p_optional; /* initiator: a Reply without A is client-server */
 	uint8_t rtr_mask; /* set of enum mpa_rtr offered/acceptable */
 	uint16_t ird;	  /* inbound RDMA Read capacity, <= 128 */
 	uint16_t ord;	  /* outbound RDMA Reads, <= 128 */

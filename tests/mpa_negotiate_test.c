@@ -1183,6 +1183,24 @@ START_TEST(test_default_context_offer)
 		ck_assert(res.p2p);
 		ck_assert_int_eq(res.rtr, MPA_RTR_WRITE);
 	}
+	/* a rev 2 responder that does not echo A: with IWARP_P2P_AUTO the
+	 * connection runs client-server (no RTR, no error); with an explicit
+	 * type it is refused (RFC 6581 §9.2) */
+	{
+		static const uint8_t noa_rep[] = {HDR_REP(0x10, 2, 4), 0x00,
+						  0x10, 0x00, 0x10};
+
+		ck_assert_int_eq(init_run(&p, noa_rep, sizeof(noa_rep), &res),
+				 24);
+		ck_assert(!res.p2p);
+		ck_assert_int_eq(res.rtr, MPA_RTR_NONE);
+		a.p2p = IWARP_P2P_WRITE;
+		cm_attr_mpa_params(&a, &pr);
+		ck_assert_int_eq(
+			init_run(&pr, noa_rep, sizeof(noa_rep), &res),
+			IWARP_ERR_MPA_RTR);
+		a.p2p = IWARP_P2P_AUTO;
+	}
 
 	a.mpa_rev = 1;
 	cm_attr_mpa_params(&a, &p);
