@@ -49,7 +49,7 @@ die() { echo "FAIL: $*"; exit 1; }
 check() { # check WHAT COMMAND...: a failed COMMAND fails the test, the rest goes on
 	local what=$1
 	shift
-	if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fail=1; fi
+	if "$@"; then echo "ok   $what"; else echo "FAIL $what"; fail=1; return 1; fi
 }
 
 # ---- 1. a clean copy of the tree, built into packages -------------------
@@ -77,7 +77,7 @@ if ! (cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=$nproc" \
 fi
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 debs=()
-for p in libiwarp1 libiwarp-dev iwarp-tools; do
+for p in libiwarp1 libiwarp-dev iwarp-tools iwarp-compat; do
 	d=$(ls "$work"/${p}_*.deb 2>/dev/null | head -n 1)
 	[ -n "$d" ] || die "package $p was not built"
 	debs+=("$d")
@@ -114,6 +114,11 @@ check "iwarp-tools holds the tools and their pages" eval \
 	 done'
 tdeps=$(dpkg-deb -f "${debs[2]}" Depends)
 check "iwarp-tools depends on libiwarp1 ($tdeps)" eval '[[ "$tdeps" == *"libiwarp1 (>= "* ]]'
+check "iwarp-compat holds iwarp_run and the private compat libraries" eval \
+	'has "${debs[3]}" usr/bin/iwarp_run && has "${debs[3]}" usr/share/man/man1/iwarp_run.1.gz &&
+	 has "${debs[3]}" "usr/lib/$ma/libiwarp/compat/libibverbs.so.1" &&
+	 has "${debs[3]}" "usr/lib/$ma/libiwarp/compat/librdmacm.so.1" &&
+	 ! dpkg-deb -c "${debs[3]}" | grep -q "usr/lib/$ma/lib[ir][bd]"'
 check "libiwarp1 has a symbols file" eval \
 	'dpkg-deb --ctrl-tarfile "${debs[0]}" | tar -tf - | grep -qx ./symbols'
 
@@ -127,7 +132,7 @@ if ! dpkg_root -i "${debs[@]}" >"$work/dpkg-i.out" 2>&1; then
 	cat "$work/dpkg-i.out"
 	die "dpkg -i into $root failed"
 fi
-for p in libiwarp1 libiwarp-dev iwarp-tools; do
+for p in libiwarp1 libiwarp-dev iwarp-tools iwarp-compat; do
 	check "$p installed" eval \
 		"dpkg-query --admindir='$root/var/lib/dpkg' -W -f='\${Status}' $p | grep -q 'ok \(installed\|triggers-pending\)'"
 done
@@ -138,7 +143,7 @@ lib=$root/usr/lib/$ma
 bin=$root/usr/bin
 export LD_LIBRARY_PATH=$lib
 check "iwarp_ping loads libiwarp.so.1 from the root" eval \
-	"ldd '$bin/iwarp_ping' | grep -q 'libiwarp.so.1 => $lib/libiwarp.so.1'"
+	"ldd '$bin/iwarp_ping' | grep >/dev/null 'libiwarp.so.1 => $lib/libiwarp.so.1'"
 # the iwarp.7 example, built as a user of libiwarp-dev would
 sed -n '/^\.EX$/,/^\.EE$/p' "$top/man/iwarp.7" | sed '1d;$d' |
 	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' -e 's/^\\&//' >"$work/hello.c"
@@ -147,7 +152,7 @@ if command -v pkg-config >/dev/null 2>&1; then
 		PKG_CONFIG_SYSROOT_DIR=$root pkg-config "$@" libiwarp; }
 	check "iwarp.7 example builds with pkg-config libiwarp ($(pc --cflags --libs | tr -s ' '))" eval \
 		'cc -std=gnu11 -Wall -Wextra -Werror $(pc --cflags) "$work/hello.c" -o "$work/hello" $(pc --libs) &&
-		 ldd "$work/hello" | grep -q "libiwarp.so.1 => $lib/libiwarp.so.1"'
+		 ldd "$work/hello" | grep >/dev/null "libiwarp.so.1 => $lib/libiwarp.so.1"'
 fi
 check "iwarp_decode validates a capture (tests/data/client-guest.pcap)" \
 	eval 'timeout $T "$bin/iwarp_decode" "$top/tests/data/client-guest.pcap" >"$work/decode.out" 2>&1' 
@@ -192,10 +197,38 @@ ping_pair() {
 }
 ping_pair ping-installed
 ping_pair ping-installed-crc --crc
+# the compat libraries as iwarp_run(1) puts them on the path (its compiled-in
+# directory is the real /usr one, so the root's is named here)
+compat=$lib/libiwarp/compat
+check "iwarp_run names the packaged compat directory" \
+	grep -q "^compatdir='/usr/lib/$ma/libiwarp/compat'" "$bin/iwarp_run"
+if [ -x /usr/bin/rping ]; then
+	# (ldd's whole output first: grep -q closing the pipe early would make
+	# pipefail report ldd's SIGPIPE)
+	rldd=$(LD_LIBRARY_PATH=$compat:$lib ldd /usr/bin/rping)
+	check "rping loads the packaged compat libibverbs/librdmacm" eval \
+		"grep -q 'librdmacm.so.1 => $compat/librdmacm.so.1' <<<\"\$rldd\" &&
+		 grep -q 'libibverbs.so.1 => $compat/libibverbs.so.1' <<<\"\$rldd\""
+	port=$(free_port)
+	LD_LIBRARY_PATH=$compat:$lib timeout $T rping -s -a 127.0.0.1 -p "$port" -C 10 -S 4096 -V >"$work/rping.s.out" 2>&1 &
+	spid=$!
+	if wait_listen "$port" "$spid"; then
+		check "rping over the packaged compat libraries, data verified" eval \
+			"LD_LIBRARY_PATH=$compat:$lib timeout $T rping -c -a 127.0.0.1 -p $port -C 10 -V -S 4096 >'$work/rping.c.out' 2>&1 && wait $spid" ||
+			sed 's/^/  rping: /' "$work/rping.s.out" "$work/rping.c.out"
+	else
+		echo "     rping server did not listen on $port: compat run skipped"
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+	fi
+	spid=
+else
+	echo "     rping (rdmacm-utils) not installed: compat run skipped"
+fi
 unset LD_LIBRARY_PATH
 
 # ---- 6. purge ---------------------------------------------------------------
-if dpkg_root --purge iwarp-tools libiwarp-dev libiwarp1 >"$work/dpkg-r.out" 2>&1; then
+if dpkg_root --purge iwarp-compat iwarp-tools libiwarp-dev libiwarp1 >"$work/dpkg-r.out" 2>&1; then
 	left=$(find "$root/usr" -type f 2>/dev/null)
 	check "purge leaves no file of the packages" test -z "$left"
 	[ -z "$left" ] || echo "$left"
