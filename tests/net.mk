@@ -23,3 +23,12 @@ check-net: tools/iwarp_bw$(EXEEXT) tools/iwarp_ping$(EXEEXT) \
 	done; exit $$rc
 
 .PHONY: check-net
+
+# A connection cut at and around every MPA and FPDU boundary of 1,000 mixed
+# operations (tests/net/mixed_cut.c, loopback, no root). make check runs a
+# sample (MIXED_CUT_STRIDE unset); check-net runs every cut point.
+check_PROGRAMS += tests/net/mixed_cut
+TESTS += tests/net/mixed_cut
+tests_net_mixed_cut_SOURCES = tests/net/mixed_cut.c $(STRESS_COMMON)
+tests_net_mixed_cut_LDADD = $(STRESS_LIBS)
+tests_net_mixed_cut_LDFLAGS = $(STRESS_LINKFLAGS)
