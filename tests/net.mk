@@ -32,3 +32,19 @@ TESTS += tests/net/mixed_cut
 tests_net_mixed_cut_SOURCES = tests/net/mixed_cut.c $(STRESS_COMMON)
 tests_net_mixed_cut_LDADD = $(STRESS_LIBS)
 tests_net_mixed_cut_LDFLAGS = $(STRESS_LINKFLAGS)
+
+# The soak (tests/soak.sh, tests/net/soak_peer.c): 16 QPs churning under
+# 1 % loss between two namespaces; RSS, fds, io_uring instances and threads
+# of both processes sampled every minute and checked for growth. Root.
+#   make soak                     30 minutes (SOAK_MINUTES=N to change)
+# check-net runs it for SOAK_CHECK_MINUTES (2).
+EXTRA_PROGRAMS += tests/net/soak_peer
+tests_net_soak_peer_SOURCES = tests/net/soak_peer.c
+tests_net_soak_peer_LDADD = libiwarp.la
+CLEANFILES += tests/net/soak_peer$(EXEEXT)
+dist_noinst_SCRIPTS += tests/soak.sh
+SOAK_MINUTES = 30
+soak: tests/net/soak_peer$(EXEEXT)
+	top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) \
+	  SOAK_MINUTES=$(SOAK_MINUTES) bash $(top_srcdir)/tests/soak.sh
+.PHONY: soak
