@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "../stress/sx.h"
+#include "trelay.h"
 
 #define MC_OPS		  1000
 #define MC_K		  10 /* operations per round */
@@ -66,173 +67,6 @@ struct mc_op {
 };
 
 static struct mc_op plan[MC_ROUNDS][MC_K];
-
-/* ---- the relay ------------------------------------------------------- */
-
-struct mc_relay {
-	int lfd;
-	uint16_t port, target;
-	int cut_dir; /* -1: no cut */
-	uint64_t cut_n;
-	int rst;
-	int record;
-	uint8_t *rec[2];
-	size_t rec_len[2], rec_cap[2];
-	uint64_t fwd[2];
-	volatile int stop, done, cut;
-	pthread_t th;
-};
-
-static void mc_close(int fd, int rst)
-{
-	struct linger l = {1, 0};
-
-	if (fd < 0)
-		return;
-	if (rst)
-		(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-	close(fd);
-}
-
-static void mc_record(struct mc_relay *r, int d, const uint8_t *p, size_t n)
-{
-	if (!r->record)
-		return;
-	if (r->rec_len[d] + n > r->rec_cap[d]) {
-		size_t cap = (r->rec_len[d] + n) * 2;
-		uint8_t *q = realloc(r->rec[d], cap);
-
-		if (!q)
-			abort();
-		r->rec[d] = q;
-		r->rec_cap[d] = cap;
-	}
-	memcpy(r->rec[d] + r->rec_len[d], p, n);
-	r->rec_len[d] += n;
-}
-
-static int mc_write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static void *mc_relay_main(void *arg)
-{
-	struct mc_relay *r = arg;
-	struct sockaddr_in sin;
-	struct pollfd p[2];
-	uint8_t buf[65536];
-	int s[2] = {-1, -1}, eof[2] = {0, 0}, d, err = 0;
-
-	p[0].fd = r->lfd;
-	p[0].events = POLLIN;
-	while (!r->stop) {
-		if (poll(p, 1, 50) == 1)
-			break;
-	}
-	if (r->stop)
-		goto out;
-	s[0] = accept(r->lfd, NULL, NULL);
-	if (s[0] < 0)
-		goto out;
-	s[1] = socket(AF_INET, SOCK_STREAM, 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(r->target);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s[1] < 0 || connect(s[1], (struct sockaddr *)&sin, sizeof(sin))) {
-		err = 1;
-		goto out;
-	}
-	while (!r->stop && !(eof[0] && eof[1])) {
-		if (r->cut_dir >= 0 && r->fwd[r->cut_dir] >= r->cut_n) {
-			r->cut = 1;
-			break;
-		}
-		for (d = 0; d < 2; d++) {
-			p[d].fd = eof[d] ? -1 : s[d];
-			p[d].events = POLLIN;
-			p[d].revents = 0;
-		}
-		if (poll(p, 2, 50) <= 0)
-			continue;
-		for (d = 0; d < 2; d++) {
-			size_t room = sizeof(buf);
-			ssize_t n;
-
-			if (!p[d].revents)
-				continue;
-			if (r->cut_dir == d && room > r->cut_n - r->fwd[d])
-				room = (size_t)(r->cut_n - r->fwd[d]);
-			if (!room)
-				continue;
-			n = read(s[d], buf, room);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				err = 1;
-				goto out;
-			}
-			if (n == 0) {
-				eof[d] = 1;
-				(void)shutdown(s[1 - d], SHUT_WR);
-				continue;
-			}
-			if (mc_write_all(s[1 - d], buf, (size_t)n)) {
-				err = 1;
-				goto out;
-			}
-			mc_record(r, d, buf, (size_t)n);
-			r->fwd[d] += (uint64_t)n;
-			if (r->cut_dir == d && r->fwd[d] >= r->cut_n)
-				break;
-		}
-	}
-	if (r->cut_dir >= 0 && r->fwd[r->cut_dir] >= r->cut_n)
-		r->cut = 1;
-out:
-	mc_close(s[0], err || (r->cut && r->rst));
-	mc_close(s[1], err || (r->cut && r->rst));
-	r->done = 1;
-	return NULL;
-}
-
-static void mc_relay_start(struct mc_relay *r, uint16_t target)
-{
-	struct sockaddr_in sin;
-	socklen_t sl = sizeof(sin);
-
-	r->target = target;
-	r->lfd = socket(AF_INET, SOCK_STREAM, 0);
-	SX_CHECK(r->lfd >= 0, "socket: %s", strerror(errno));
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	SX_CHECK(bind(r->lfd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-			 listen(r->lfd, 4) == 0 &&
-			 getsockname(r->lfd, (struct sockaddr *)&sin, &sl) == 0,
-		 "relay listen: %s", strerror(errno));
-	r->port = ntohs(sin.sin_port);
-	SX_CHECK(pthread_create(&r->th, NULL, mc_relay_main, r) == 0,
-		 "pthread_create");
-}
-
-static void mc_relay_stop(struct mc_relay *r)
-{
-	r->stop = 1;
-	pthread_join(r->th, NULL);
-	close(r->lfd);
-}
 
 /* ---- the workload ---------------------------------------------------- */
 
@@ -541,7 +375,7 @@ static bool mc_poll(struct mc_run *m, int s)
 	return got > 0;
 }
 
-static bool mc_finished(const struct mc_run *m, const struct mc_relay *rl)
+static bool mc_finished(const struct mc_run *m, const struct trelay *rl)
 {
 	const struct mc_side *c = &m->s[0], *v = &m->s[1];
 
@@ -553,10 +387,10 @@ static bool mc_finished(const struct mc_run *m, const struct mc_relay *rl)
 }
 
 /* One run: a cut after |cut_n| octets in |dir| (-1: none), RST or FIN. */
-static void mc_run(int dir, uint64_t cut_n, int rst, struct mc_relay *rec)
+static void mc_run(int dir, uint64_t cut_n, int rst, struct trelay *rec)
 {
 	long base = sx_mem_live();
-	struct mc_relay relay, *rl = rec ? rec : &relay;
+	struct trelay relay, *rl = rec ? rec : &relay;
 	struct sx_opts o;
 	struct mc_run m;
 	uint64_t idle_until = 0;
@@ -578,11 +412,11 @@ static void mc_run(int dir, uint64_t cut_n, int rst, struct mc_relay *rec)
 		SX_CHECK(m.s[s].mr, "iwarp_reg_mr: %s", strerror(errno));
 	}
 	if (!rec)
-		memset(rl, 0, sizeof(*rl));
+		trelay_init(rl);
 	rl->cut_dir = dir;
 	rl->cut_n = cut_n;
 	rl->rst = rst;
-	mc_relay_start(rl, m.n.port);
+	trelay_start(rl, m.n.port);
 	{
 		struct sx_conn k;
 
@@ -647,7 +481,7 @@ static void mc_run(int dir, uint64_t cut_n, int rst, struct mc_relay *rec)
 		(void)poll(p, 2, 1);
 	}
 	sx_phase("teardown");
-	mc_relay_stop(rl);
+	trelay_stop(rl);
 	st.runs++;
 	if (m.s[0].failed)
 		st.connect_failed++;
@@ -751,7 +585,7 @@ static void iter(int it)
 
 int main(void)
 {
-	struct mc_relay rec;
+	struct trelay rec;
 	uint64_t *b[2], t0;
 	size_t nb[2], i;
 	const char *env = getenv("MIXED_CUT_STRIDE");
@@ -775,7 +609,7 @@ int main(void)
 	t0 = sx_now_ms();
 	sx_phase("clean run");
 	alarm(SX_ITER_LIMIT_S);
-	memset(&rec, 0, sizeof(rec));
+	trelay_init(&rec);
 	rec.record = 1;
 	mc_run(-1, 0, 0, &rec);
 	alarm(0);
