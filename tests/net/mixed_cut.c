@@ -648,7 +648,10 @@ int main(void)
 	sel = malloc((size_t)all * sizeof(*sel));
 	SX_CHECK(sel != NULL, "malloc");
 	for (i = 0; i < (size_t)all; i++)
-		if (cuts[i].n < MC_EARLY_OCTETS || (long)i % stride == 0)
+		/* alternate FIN and RST (neighbours) between strides */
+		if (cuts[i].n < MC_EARLY_OCTETS ||
+		    (long)i % stride ==
+			    ((long)i / stride) % (stride > 1 ? 2 : 1))
 			sel[kept++] = cuts[i];
 	free(cuts);
 	cuts = sel;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -82,6 +83,7 @@ static void *tr_main(void *arg)
 	struct pollfd p[2];
 	uint8_t buf[65536];
 	int s[2] = {-1, -1}, eof[2] = {0, 0}, d, err = 0, stalled_once = 0;
+	int one = 1;
 	uint64_t until = 0;
 
 	p[0].fd = r->lfd;
@@ -104,6 +106,9 @@ static void *tr_main(void *arg)
 		err = 1;
 		goto out;
 	}
+	/* no Nagle: the relay must not add delay to small FPDUs */
+	(void)setsockopt(s[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	(void)setsockopt(s[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	while (!r->stop && !(eof[0] && eof[1])) {
 		if (r->cut_dir >= 0 && r->fwd[r->cut_dir] >= r->cut_n) {
 			r->cut = 1;
