@@ -2,21 +2,26 @@
 # (tests/net/netns.sh): net_matrix.sh (link conditions) and net_fault.sh
 # (the data connection cut or stalled by tests/net/relay.c). Not part of
 # "make check": they need root, create network namespaces and take about
-# 10 minutes. "make check-net" runs them; they exit 77 (skip) without root
-# or "ip netns".
+# 20 minutes (net_long: the 30 s zero window and a mixed_cut sample, on
+# loopback; soak: SOAK_CHECK_MINUTES of the soak). "make check-net" runs
+# them; they exit 77 (skip) without root or "ip netns".
 EXTRA_PROGRAMS += tests/net/relay
 tests_net_relay_SOURCES = tests/net/relay.c
 CLEANFILES += tests/net/relay$(EXEEXT)
 net_files = tests/net_matrix.sh tests/net_fault.sh tests/net/netns.sh \
-	tests/net/fpdu_fit.py
+	tests/net/fpdu_fit.py tests/net_long.sh
 dist_noinst_SCRIPTS += $(net_files)
 
 # NET_TESTS: which scripts, e.g. make check-net NET_TESTS=net_fault
-NET_TESTS = net_matrix net_fault
+NET_TESTS = net_matrix net_fault net_long soak
+SOAK_CHECK_MINUTES = 2
 check-net: tools/iwarp_bw$(EXEEXT) tools/iwarp_ping$(EXEEXT) \
-		tools/iwarp_decode$(EXEEXT) tests/net/relay$(EXEEXT)
+		tools/iwarp_decode$(EXEEXT) tests/net/relay$(EXEEXT) \
+		tests/net/soak_peer$(EXEEXT) tests/net/mixed_cut$(EXEEXT) \
+		tests/net/zero_window$(EXEEXT)
 	@rc=0; for t in $(NET_TESTS); do \
 	  r=0; top_srcdir=$(top_srcdir) top_builddir=$(top_builddir) \
+	    SOAK_MINUTES=$(SOAK_CHECK_MINUTES) SOAK_INTERVAL=20 \
 	    timeout 900 bash $(top_srcdir)/tests/$$t.sh || r=$$?; \
 	  if [ $$r = 77 ]; then echo "check-net: $$t SKIPPED (see above)"; \
 	  elif [ $$r != 0 ]; then echo "check-net: $$t FAILED ($$r)"; rc=1; fi; \
