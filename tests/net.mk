@@ -63,3 +63,4 @@ tests_net_zero_window_SOURCES = tests/net/zero_window.c tests/net/trelay.c \
 	tests/net/trelay.h $(STRESS_COMMON)
 tests_net_zero_window_LDADD = $(STRESS_LIBS)
 tests_net_zero_window_LDFLAGS = $(STRESS_LINKFLAGS)
+EXTRA_DIST += docs/net-testing.md tests/net/README.md
