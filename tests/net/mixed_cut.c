@@ -30,9 +30,11 @@
  * The interleaving of the two sides' FPDUs on a stream varies slightly from
  * run to run, so an offset is a boundary of the clean run's stream.
  *
- * MIXED_CUT_STRIDE=S runs every S-th cut point (default: about
- * MC_DEFAULT_POINTS of them, plus every point inside the MPA exchange and
- * the first FPDUs); MIXED_CUT_STRIDE=1 runs them all (make check-net).
+ * MIXED_CUT_STRIDE=S runs, of every S-th offset (direction and N), one
+ * cut, FIN and RST in turn; every point below MC_EARLY_OCTETS (the MPA
+ * exchange and the first FPDUs) always runs in both modes. The default S
+ * gives about MC_DEFAULT_POINTS points plus those; MIXED_CUT_STRIDE=1 runs
+ * every point, FIN and RST (make check-net runs S=8, net_long.sh).
  */
 #include "config.h"
 
@@ -639,20 +641,23 @@ int main(void)
 		}
 		free(b[d]);
 	}
-	all = ncuts;
-	stride = env && *env
-			 ? atol(env)
-			 : (all + MC_DEFAULT_POINTS - 1) / MC_DEFAULT_POINTS;
+	all = ncuts; /* pairs: (dir, n, FIN), (dir, n, RST) */
+	stride = env && *env ? atol(env)
+			     : (all / 2 + MC_DEFAULT_POINTS - 1) /
+				       MC_DEFAULT_POINTS;
 	if (stride < 1)
 		stride = 1;
 	sel = malloc((size_t)all * sizeof(*sel));
 	SX_CHECK(sel != NULL, "malloc");
-	for (i = 0; i < (size_t)all; i++)
-		/* alternate FIN and RST (neighbours) between strides */
-		if (cuts[i].n < MC_EARLY_OCTETS ||
-		    (long)i % stride ==
-			    ((long)i / stride) % (stride > 1 ? 2 : 1))
+	for (i = 0; i < (size_t)all; i++) {
+		/* cut points come in FIN/RST pairs (j: the pair): every
+		 * stride-th pair, FIN and RST in turn */
+		long j = (long)i / 2;
+
+		if (cuts[i].n < MC_EARLY_OCTETS || stride == 1 ||
+		    (j % stride == 0 && cuts[i].rst == (j / stride) % 2))
 			sel[kept++] = cuts[i];
+	}
 	free(cuts);
 	cuts = sel;
 	ncuts = (int)kept;
