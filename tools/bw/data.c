@@ -381,19 +381,50 @@ static int data_server_accept(struct bw_data *d, const struct bw_opts *o,
 	return iwarp_cm_accept(q->id, &cp);
 }
 
+/* The control connection has ended (its QP left RTS). */
+static int data_ctrl_gone(struct bw_comm *c)
+{
+	struct iwarp_qp_init_attr ia;
+	struct iwarp_qp_attr a;
+
+	if (!c->id || !c->id->qp)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	return iwarp_query_qp(c->id->qp, &a, IWARP_QP_STATE, &ia) == 0 &&
+	       a.qp_state != IWARP_QPS_RTS;
+}
+
 /* Server: accepts the num_qps data connections on d->listen_id, as many at
  * once as the clients ask for. */
-static int data_server(struct bw_data *d, const struct bw_opts *o)
+static int data_server(struct bw_data *d, const struct bw_opts *o, struct bw_comm *c)
 {
 	struct iwarp_cm_event *ev;
-	int established = 0, rc = 0, said = 0;
+	int established = 0, rc = 0, said = 0, waited = 0;
 
 	while (established < d->n) {
 		struct bw_qp *q;
 
-		rc = bw_cm_next(d->ch, d->inline_progress, 30000, &ev);
+		/*
+		 * 30 s without an event, in slices: a client that gave up
+		 * (its data connection died inside the MPA Request, which
+		 * raises nothing here) closes the control connection, whose
+		 * QP then leaves RTS: stop waiting at once.
+		 */
+		rc = bw_cm_next(d->ch, d->inline_progress, 250, &ev);
+		if (rc == -ETIMEDOUT && (waited += 250) < 30000) {
+			if (data_ctrl_gone(c)) {
+				fprintf(stderr, " iwarp_bw: the client closed the control connection"
+						" while %d of %d data connections were established\n",
+					established, d->n);
+				said = 1;
+				rc = -ECONNRESET;
+				break;
+			}
+			continue;
+		}
 		if (rc)
 			break;
+		waited = 0;
 		if (ev->event == IWARP_CM_EVENT_CONNECT_REQUEST) {
 			rc = data_server_accept(d, o, ev, &said);
 			if (rc)
@@ -451,7 +482,7 @@ int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm
 		return rc;
 	bw_stats.rss_before_kib = bw_rss_kib();
 	t0 = bw_now_ns();
-	rc = o->server ? data_client(d, o) : data_server(d, o);
+	rc = o->server ? data_client(d, o) : data_server(d, o, c);
 	if (rc)
 		return rc;
 	bw_stats.connect_s = (double)(bw_now_ns() - t0) / 1e9;
