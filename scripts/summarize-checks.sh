@@ -23,4 +23,10 @@ if [ -f "$dir/interop/summary.txt" ]; then
 	read -r ipass ifail < <(sed -n 's/^total: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$dir/interop/summary.txt")
 	passed=$((passed + ${ipass:-0})); failed=$((failed + ${ifail:-0}))
 fi
+# the network tests (scripts/check.sh runs make check-net last): one each
+if [ -f "$dir/check-net.out" ]; then
+	passed=$((passed + $(grep -c '^check-net: .* PASSED$' "$dir/check-net.out")))
+	failed=$((failed + $(grep -c '^check-net: .* FAILED' "$dir/check-net.out")))
+	skipped=$((skipped + $(grep -c '^check-net: .* SKIPPED' "$dir/check-net.out")))
+fi
 echo "checks: $passed passed, $failed failed, $skipped skipped"

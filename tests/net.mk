@@ -24,7 +24,8 @@ check-net: tools/iwarp_bw$(EXEEXT) tools/iwarp_ping$(EXEEXT) \
 	    SOAK_MINUTES=$(SOAK_CHECK_MINUTES) SOAK_INTERVAL=20 \
 	    timeout 900 bash $(top_srcdir)/tests/$$t.sh || r=$$?; \
 	  if [ $$r = 77 ]; then echo "check-net: $$t SKIPPED (see above)"; \
-	  elif [ $$r != 0 ]; then echo "check-net: $$t FAILED ($$r)"; rc=1; fi; \
+	  elif [ $$r != 0 ]; then echo "check-net: $$t FAILED ($$r)"; rc=1; \
+	  else echo "check-net: $$t PASSED"; fi; \
 	done; exit $$rc
 
 .PHONY: check-net

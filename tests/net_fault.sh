@@ -52,18 +52,29 @@ netns_setup 1500 || { echo "FAIL: namespace setup"; exit 1; }
 SADDR=$NS_A4
 
 # relay_start ARGS...: relay in B on 127.0.0.1 to the server; sets RPORT.
+# A relay that names no port within 10 s is stopped and started again (at
+# most 3 tries; under load a start was seen to stall once in ~25): the test
+# is about the library behind the relay, not the relay's start.
 relay_start() {
-	ip netns exec "$NS_B" "$RELAY" -l 127.0.0.1 -t "$SADDR" -P $PORT -v "$@" \
-		>"$TMP/relay.out" 2>"$TMP/relay.err" &
-	RPID=$!
-	netns_track $RPID
-	local i=0
-	while [ $i -lt 100 ] && ! grep -q '^port ' "$TMP/relay.out"; do
-		sleep 0.1
-		i=$((i + 1))
+	local i try=0
+	while [ $try -lt 3 ]; do
+		try=$((try + 1))
+		ip netns exec "$NS_B" "$RELAY" -l 127.0.0.1 -t "$SADDR" -P $PORT -v "$@" \
+			>"$TMP/relay.out" 2>"$TMP/relay.err" &
+		RPID=$!
+		netns_track $RPID
+		i=0
+		while [ $i -lt 100 ] && ! grep -q '^port ' "$TMP/relay.out"; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		RPORT=$(awk '/^port /{ print $2 }' "$TMP/relay.out")
+		[ -n "$RPORT" ] && return 0
+		echo "     relay named no port within 10 s (try $try): $(tail -n 1 "$TMP/relay.err")"
+		kill "$RPID" 2>/dev/null
+		wait "$RPID" 2>/dev/null
 	done
-	RPORT=$(awk '/^port /{ print $2 }' "$TMP/relay.out")
-	[ -n "$RPORT" ]
+	return 1
 }
 
 relay_stop() {
