@@ -134,6 +134,17 @@ bw_run() {
 			ok=0 why="$why; capture: $(sed -n 2,3p "$TMP/fit.out" | tr '\n' ' ')"
 		fi
 	fi
+	# A TCP stream has no holes: a gap that never filled is a segment the
+	# capture missed (seen once at MTU 9000 with dumpcap reporting no drop),
+	# not the library's. Such a run, otherwise clean, runs once more.
+	if [ $ok -eq 0 ] && [ -z "${BW_RERUN:-}" ] && [ $crc -eq 0 ] && [ $src -eq 0 ] &&
+		[ -s "$TMP/fit.out" ] && grep -q 'capture not valid: 1 errors' "$TMP/fit.out" &&
+		grep -q '^error: gap of .* never filled' "$TMP/fit.out"; then
+		echo "     $name: the capture missed a segment ($(grep '^error: gap' "$TMP/fit.out")); once more"
+		rm -f "$TMP/fit.out"
+		BW_RERUN=1 bw_run "$@"
+		return
+	fi
 	if [ $ok -eq 1 ]; then
 		pass=$((pass + 1))
 		echo "PASS: $name: ${bwv:-?} MB/s, FPDU $fit"
