@@ -17,7 +17,21 @@
 struct cma_qp_link {
 	struct cma_id *cid; /* NULL once the id is destroyed */
 	struct iwarp_qp *nqp;
+	/* CQs and channels rdma_create_qp made, handed over by an id
+	 * destroyed before its QP: they go with the QP */
+	struct ibv_cq *own_cq[2];
+	struct ibv_comp_channel *own_chan[2];
 };
+
+static void cma_free_cq_chan(struct ibv_cq **cq, struct ibv_comp_channel **ch)
+{
+	if (*cq)
+		ibv_destroy_cq(*cq);
+	if (*ch)
+		ibv_destroy_comp_channel(*ch);
+	*cq = NULL;
+	*ch = NULL;
+}
 
 static pthread_mutex_t cma_link_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -38,17 +52,38 @@ static int cma_qp_destroy(void *arg)
 	pthread_mutex_unlock(&cma_link_lock);
 	if (ret < 0)
 		return cma_errno(ret); /* ibverbs convention: positive errno */
+	cma_free_cq_chan(&link->own_cq[0], &link->own_chan[0]);
+	cma_free_cq_chan(&link->own_cq[1], &link->own_chan[1]);
 	free(link);
 	return 0;
 }
 
+static void cma_free_own_cqs(struct cma_id *cid);
+
+/* The id goes away: CQs rdma_create_qp made for it go now when its QP is
+ * gone, else with the QP (the QP still uses them). */
 void cma_qp_unlink(struct cma_id *cid)
 {
+	struct cma_qp_link *link;
+
 	pthread_mutex_lock(&cma_link_lock);
-	if (cid->link)
-		cid->link->cid = NULL;
+	link = cid->link;
+	if (link) {
+		link->cid = NULL;
+		if (cid->own_send_cq) {
+			link->own_cq[0] = cid->id.send_cq;
+			link->own_chan[0] = cid->id.send_cq_channel;
+		}
+		if (cid->own_recv_cq) {
+			link->own_cq[1] = cid->id.recv_cq;
+			link->own_chan[1] = cid->id.recv_cq_channel;
+		}
+		cid->own_send_cq = cid->own_recv_cq = 0;
+	}
 	cid->link = NULL;
 	pthread_mutex_unlock(&cma_link_lock);
+	if (!link)
+		cma_free_own_cqs(cid);
 }
 
 static struct ibv_cq *cma_own_cq(struct rdma_cm_id *id, uint32_t wr,
