@@ -83,8 +83,8 @@ grep -q '^ Connection setup: 4 QPs in ' "$TMP/c.out" || { fail=$((fail + 1)); ec
 run "send bw -l 4 -q 3" 1024 100 --test send -s 1024 -n 100 -l 4 -q 3
 run "send lat -e --cpu_util -q 4" 8 100 --test send --latency -s 8 -n 100 -e --cpu_util -q 4
 grep -q '^ CPU per iteration: ' "$TMP/c.out" || { fail=$((fail + 1)); echo "FAIL: no CPU per iteration"; }
-# --json carries the set-up and CPU figures; the peak never exceeds what a
-# 10 ms window of completions can hold (it is at least the average)
+# --json carries the set-up and CPU figures; the peak is at least the
+# average (the report raises a lower interval figure to it)
 run "write bw --json" '' '' --test write -s 65536 -n 300 --json --cpu_util
 if grep -q '"connect_rate":[0-9.]*,.*"cpu_util":[0-9.]*' "$TMP/c.out" &&
 	awk -F'"bw_peak":' '{ split($2, a, ","); split($0, b, "\"bw_average\":"); split(b[2], c, ",")

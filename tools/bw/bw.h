@@ -254,6 +254,7 @@ struct bw_qp {
 	uint64_t credits_out; /* credit Writes not yet completed */
 	uint64_t credits_posted; /* credit Writes posted (source slot index) */
 	uint64_t batch;   /* WRs posted since the last signaled one */
+	uint64_t batch_tick; /* when the batch's first WR was posted (run.c) */
 	int connected;
 };
 

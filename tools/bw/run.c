@@ -13,10 +13,21 @@
 
 #define BW_POLL_BATCH 16
 
-/* wr_id of a data WR: QP index in the low 16 bits, WRs covered above. */
+/*
+ * wr_id of a data WR: QP index in bits 0-15, WRs covered (at most cq_mod,
+ * 1,024) in bits 16-31, and in bits 32-63 when the first WR it covers was
+ * posted, in BW_TICK_NS units since the start of the run (76 hours).
+ */
+#define BW_TICK_NS 64000u
+
+static uint64_t mk_wrid_at(int qp, uint64_t covered, uint64_t tick)
+{
+	return tick << 32 | (covered & 0xffffu) << 16 | (uint64_t)(unsigned int)qp;
+}
+
 static uint64_t mk_wrid(int qp, uint64_t covered)
 {
-	return covered << 16 | (uint64_t)(unsigned int)qp;
+	return mk_wrid_at(qp, covered, 0);
 }
 
 static int wrid_qp(uint64_t wr_id)
@@ -26,7 +37,12 @@ static int wrid_qp(uint64_t wr_id)
 
 static uint64_t wrid_cnt(uint64_t wr_id)
 {
-	return wr_id >> 16;
+	return (wr_id >> 16) & 0xffffu;
+}
+
+static uint64_t wrid_tick(uint64_t wr_id)
+{
+	return wr_id >> 32;
 }
 
 #define BW_SLEEP_MS 10 /* bound of one completion-channel sleep */
@@ -332,39 +348,50 @@ static int reap_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 }
 
 /*
- * BW peak: the highest rate of completed octets over a measured interval.
- * Intervals run from one completion instant to a later one at least
- * BW_PEAK_WIN_NS apart (the first from the start of the run), so a peak is
- * always octets that completed divided by the time they took; a run shorter
- * than one window reports its average (bw_make_report). Computing it from
- * the post time of the newest batch (as before) divided an older batch's
- * octets by a too-short interval: 19-20 GB/s for one loopback QP.
+ * BW peak: the highest rate of completed octets over a measured interval
+ * of at least BW_PEAK_WIN_NS. An interval runs from the end of the
+ * previous one to a completion instant, and it is stretched back to the
+ * post time of the oldest WR it counts: the octets of a WR can only have
+ * moved between its post and its completion, so the peak never exceeds
+ * what was transferred. With many QPs and cq_mod, one completion reports
+ * a batch posted long before (100 QPs x 100 WRs of 64 KiB: ~0.4 s), and
+ * counting it in a 10 ms interval read 8-13 GB/s "peaks" on a link doing
+ * 0.3-1.5 GB/s; stretched, such a peak falls back to about the average.
+ * A run shorter than one interval reports its average (bw_make_report).
  */
-#define BW_PEAK_WIN_NS 10000000u /* 10 ms */
+#define BW_PEAK_WIN_NS 20000000u /* 20 ms */
 
 struct bw_peak {
-	uint64_t mark_ns;    /* start of the current interval */
-	uint64_t mark_bytes; /* octets completed at mark_ns */
-	uint64_t bytes;      /* octets completed so far */
-	double peak;         /* octets per second */
+	uint64_t mark_ns;   /* end of the previous interval */
+	uint64_t oldest_ns; /* oldest post time counted since mark_ns */
+	uint64_t bytes;     /* octets completed since mark_ns */
+	double peak;        /* octets per second */
 };
 
 static void peak_init(struct bw_peak *p, uint64_t start)
 {
 	memset(p, 0, sizeof(*p));
 	p->mark_ns = start;
+	p->oldest_ns = start;
 }
 
-static void peak_add(struct bw_peak *p, uint64_t now, uint64_t bytes)
+/* |bytes| completed at |now|, the oldest of them posted at |posted|. */
+static void peak_add(struct bw_peak *p, uint64_t now, uint64_t bytes, uint64_t posted)
 {
+	uint64_t from;
+
 	p->bytes += bytes;
-	if (now - p->mark_ns >= BW_PEAK_WIN_NS) {
-		double bps = (double)(p->bytes - p->mark_bytes) * 1e9 / (double)(now - p->mark_ns);
+	if (posted < p->oldest_ns)
+		p->oldest_ns = posted;
+	from = p->oldest_ns < p->mark_ns ? p->oldest_ns : p->mark_ns;
+	if (now - p->mark_ns >= BW_PEAK_WIN_NS && now > from) {
+		double bps = (double)p->bytes * 1e9 / (double)(now - from);
 
 		if (bps > p->peak)
 			p->peak = bps;
 		p->mark_ns = now;
-		p->mark_bytes = p->bytes;
+		p->oldest_ns = now;
+		p->bytes = 0;
 	}
 }
 
@@ -373,7 +400,7 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size
 		      struct bw_peak *pk, uint64_t *counted)
 {
 	struct iwarp_wc wc[BW_POLL_BATCH];
-	uint64_t now, done = 0;
+	uint64_t now, done = 0, oldest = UINT64_MAX;
 	int n, j;
 
 	n = iwarp_poll_cq(d->scq, BW_POLL_BATCH, wc);
@@ -383,6 +410,7 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size
 	for (j = 0; j < n; j++) {
 		int i = wrid_qp(wc[j].wr_id);
 		uint64_t c = wrid_cnt(wc[j].wr_id);
+		uint64_t posted = k->start + wrid_tick(wc[j].wr_id) * BW_TICK_NS;
 
 		if (wc_ok(&wc[j], "send queue"))
 			return -EIO;
@@ -392,11 +420,13 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size
 		}
 		d->q[i].ccnt += c;
 		done += c;
+		if (posted < oldest)
+			oldest = posted;
 		if (!k->duration || (now >= k->sample_from && now < k->sample_to))
 			*counted += c;
 	}
 	if (done)
-		peak_add(pk, now, done * size);
+		peak_add(pk, now, done * size, oldest);
 	return n;
 }
 
@@ -433,13 +463,15 @@ static int post_some(struct bw_data *d, const struct bw_opts *o, const struct bw
 					break;
 				}
 			}
-			q->batch++;
+			if (q->batch++ == 0)
+				q->batch_tick = (bw_now_ns() - k->start) / BW_TICK_NS;
 			if (q->batch >= (uint64_t)o->cq_mod || (!k->duration && s + 1 == iters)) {
 				flags = IWARP_SEND_SIGNALED;
 				cover = q->batch;
 				q->batch = 0;
 			}
-			fill_data_wr(d, o, i, size, flags, mk_wrid(i, cover), s, &wr[m], &sge[m]);
+			fill_data_wr(d, o, i, size, flags, mk_wrid_at(i, cover, q->batch_tick), s,
+				     &wr[m], &sge[m]);
 			if (m > 0)
 				wr[m - 1].next = &wr[m];
 			m++;
