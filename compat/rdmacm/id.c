@@ -302,17 +302,50 @@ int rdma_establish(struct rdma_cm_id *id)
 	return -1;
 }
 
+/*
+ * rdma_migrate_id(3): the id's queued and future events go to |channel|;
+ * NULL puts the id into synchronous mode (a channel of its own, each call
+ * waits for its event). Leaving synchronous mode acks the event kept in
+ * id->event first (the native move waits for delivered events to be
+ * acked) and frees the id's own channel afterwards.
+ */
 int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 {
+	struct cma_channel *to, *own = NULL;
+	struct cma_id *cid;
+	int ret;
+
 	if (!id) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (channel == id->channel)
+	cid = cma_id_of(id);
+	if (channel == id->channel || (!channel && cid->sync))
 		return 0;
-	/* the native CM cannot move an id to another channel */
-	errno = ENOSYS;
-	return -1;
+	if (channel) {
+		to = cma_channel_of(channel);
+	} else {
+		own = cma_channel_create();
+		if (!own)
+			return -1;
+		to = own;
+	}
+	if (cid->sync && id->event) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
+	ret = iwarp_cm_migrate_id(cid->nid, to->nch);
+	if (ret < 0) {
+		if (own)
+			cma_channel_destroy(own);
+		return cma_ret(ret);
+	}
+	if (cid->sync)
+		cma_channel_destroy(cid->chan);
+	cid->chan = to;
+	id->channel = &to->ch;
+	cid->sync = own != NULL;
+	return 0;
 }
 
 __be16 rdma_get_src_port(struct rdma_cm_id *id)
