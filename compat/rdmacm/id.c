@@ -3,7 +3,9 @@
  * (rdma_create_id(3) ... rdma_disconnect(3)), each a thin layer over the
  * native iwarp_cm_* call of the same name.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -175,9 +177,27 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return cma_ret(ret);
 }
 
+/* "address:port" of |sa| for the debug log. */
+static const char *cma_addr_str(const struct sockaddr *sa, char *buf,
+				size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	const void *a = NULL;
+
+	if (sa->sa_family == AF_INET)
+		a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa->sa_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (a)
+		inet_ntop(sa->sa_family, a, host, sizeof(host));
+	snprintf(buf, len, "%s:%u", host, ntohs(cma_port(sa)));
+	return buf;
+}
+
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		      struct sockaddr *dst_addr, int timeout_ms)
 {
+	char sa[INET6_ADDRSTRLEN + 8], da[INET6_ADDRSTRLEN + 8];
 	int ret;
 
 	if (!id || !dst_addr) {
@@ -186,6 +206,12 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	}
 	ret = iwarp_cm_resolve_addr(cma_id_of(id)->nid, src_addr, dst_addr,
 				    timeout_ms);
+	if (ret == 0)
+		cma_sync_addr(cma_id_of(id));
+	cma_log("rdma_resolve_addr %p: %s -> %s%s: %d", (void *)id,
+		cma_addr_str(&id->route.addr.src_addr, sa, sizeof(sa)),
+		cma_addr_str(&id->route.addr.dst_addr, da, sizeof(da)),
+		cma_id_of(id)->sync ? " (sync)" : "", ret);
 	if (ret < 0)
 		return cma_ret(ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -216,6 +242,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	ret = iwarp_cm_listen(cma_id_of(id)->nid, backlog);
 	if (ret == 0)
 		cma_sync_addr(cma_id_of(id));
+	cma_log("rdma_listen %p port %u: %d", (void *)id,
+		ntohs(rdma_get_src_port(id)), ret);
 	return cma_ret(ret);
 }
 
@@ -247,7 +275,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cma_param(&np, conn_param);
 	ret = iwarp_cm_connect(cma_id_of(id)->nid, conn_param ? &np : NULL);
 	if (ret < 0)
-		return cma_ret(ret);
+		return cma_ret_log("rdma_connect", ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
 }
 
@@ -264,7 +292,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cma_param(&np, conn_param);
 	ret = iwarp_cm_accept(cma_id_of(id)->nid, conn_param ? &np : NULL);
 	if (ret < 0)
-		return cma_ret(ret);
+		return cma_ret_log("rdma_accept", ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
 }
 
@@ -335,6 +363,8 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		id->event = NULL;
 	}
 	ret = iwarp_cm_migrate_id(cid->nid, to->nch);
+	cma_log("rdma_migrate_id %p to %s: %d", (void *)id,
+		own ? "synchronous mode" : "a channel", ret);
 	if (ret < 0) {
 		if (own)
 			cma_channel_destroy(own);
