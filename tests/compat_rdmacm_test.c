@@ -439,6 +439,30 @@ START_TEST(t_getaddrinfo)
 	ck_assert_uint_eq(ntohl(sin->sin_addr.s_addr), INADDR_LOOPBACK);
 	rdma_freeaddrinfo(res);
 
+	/* no node, no service: the addresses of the hints (libfabric) */
+	{
+		struct sockaddr_in dst = loopback(7175);
+
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_port_space = RDMA_PS_TCP;
+		errno = 0;
+		ck_assert_int_eq(rdma_getaddrinfo(NULL, NULL, &hints, &res),
+				 -1);
+		ck_assert_int_eq(errno, EINVAL);
+		hints.ai_dst_addr = (struct sockaddr *)&dst;
+		hints.ai_dst_len = sizeof(dst);
+		ck_assert_int_eq(rdma_getaddrinfo(NULL, NULL, &hints, &res),
+				 0);
+		ck_assert_int_eq(res->ai_family, AF_INET);
+		ck_assert_ptr_null(res->ai_src_addr);
+		ck_assert_uint_eq(res->ai_dst_len, sizeof(dst));
+		ck_assert_ptr_ne(res->ai_dst_addr, hints.ai_dst_addr);
+		ck_assert(!memcmp(res->ai_dst_addr, &dst, sizeof(dst)));
+		ck_assert_ptr_null(res->ai_next);
+		rdma_freeaddrinfo(res);
+	}
+
+	memset(&hints, 0, sizeof(hints));
 	hints.ai_flags = RAI_NUMERICHOST;
 	ck_assert_int_eq(rdma_getaddrinfo("not-a-number", "1", &hints, &res),
 			 -1);
