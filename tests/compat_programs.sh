@@ -17,6 +17,10 @@
 #   fi_pingpong_rdm   the same, provider "verbs;ofi_rxm", RDM endpoints
 #                     (both: every size up to 1 MiB, data checked with -c;
 #                     both exit 0 and the client reports every size)
+#   mpi_pingpong      Open MPI (openmpi-bin; built with mpicc from
+#                     libopenmpi-dev): 2 ranks, pml cm + mtl ofi over
+#                     FI_PROVIDER="verbs;ofi_rxm", btl self only (no shared
+#                     memory, no TCP); every octet checked
 # A row whose program is not installed exits 77 with the reason. Every run
 # is bounded by timeout(1); the server's port comes from free_port and is
 # replaced when another program took it meanwhile.
@@ -214,6 +218,25 @@ fi_pingpong_msg | fi_pingpong_rdm)
 	# the result lines: "<size> <sent> =<acked> ...", the last one 1m
 	finish "$row" $crc '^1m +10 += *10 ' || exit 1
 	echo "ok   $row ($prov): $(grep -cE '^[0-9]+[km]? +10 += *10 ' "$tmp/$row.c.out") sizes, data checked; 1m: $(grep -E '^1m ' "$tmp/$row.c.out" | tr -s ' ')"
+	;;
+mpi_pingpong)
+	need mpirun openmpi-bin
+	need mpicc libopenmpi-dev
+	mpicc -O2 -o "$tmp/mpi_pingpong" "$top_srcdir/tests/compat/mpi_pingpong.c" \
+		>"$tmp/mpicc.out" 2>&1 || skip "mpicc cannot build an MPI program: $(head -n 3 "$tmp/mpicc.out")"
+	# both ranks under iwarp_run; Open MPI refuses root without the flag
+	FI_PROVIDER="verbs;ofi_rxm" timeout $T mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca btl self \
+		-x FI_PROVIDER -x IWARP_RUN_BUILD_DIR \
+		"$RUN" "$tmp/mpi_pingpong" >"$tmp/mpi.c.out" 2>"$tmp/mpi.c.err"
+	crc=$?
+	if [ $crc -ne 0 ] || ! grep -q 'data verified' "$tmp/mpi.c.out"; then
+		echo "FAIL mpi_pingpong: mpirun exit $crc"
+		sed 's/^/  mpirun: /' "$tmp/mpi.c.out" "$tmp/mpi.c.err" | tail -n 30
+		fail=1
+	else
+		echo "ok   $(cat "$tmp/mpi.c.out")"
+	fi
 	;;
 *)
 	echo "unknown row $row"
