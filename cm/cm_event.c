@@ -352,3 +352,123 @@ IWARP_EXPORT int iwarp_cm_ack_event(struct iwarp_cm_event *event)
 	iw_free(ev);
 	return 0;
 }
+
+/* Locks two distinct channels in address order, so that two threads
+ * locking the same pair cannot deadlock. */
+static void ch_lock_pair(struct cm_channel *a, struct cm_channel *b)
+{
+	if ((uintptr_t)a > (uintptr_t)b) {
+		struct cm_channel *t = a;
+
+		a = b;
+		b = t;
+	}
+	pthread_mutex_lock(&a->lock);
+	pthread_mutex_lock(&b->lock);
+}
+
+static void ch_unlock_pair(struct cm_channel *a, struct cm_channel *b)
+{
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Moves |id| from its channel's id list to |to|'s (both locks held). */
+static void ch_relink(struct cm_id *id, struct cm_channel *to)
+{
+	struct cm_channel *from = id->ch;
+
+	if (id->ch_prev)
+		id->ch_prev->ch_next = id->ch_next;
+	else if (from->ids == id)
+		from->ids = id->ch_next;
+	if (id->ch_next)
+		id->ch_next->ch_prev = id->ch_prev;
+	id->ch = to;
+	id->pub.channel = &to->pub;
+	id->ch_prev = NULL;
+	id->ch_next = to->ids;
+	if (to->ids)
+		to->ids->ch_prev = id;
+	to->ids = id;
+}
+
+/* Whether queued event |ev| goes with a migration (both locks held). */
+static bool ch_event_moves(const struct cm_event *ev)
+{
+	return ev->owner->migrating || cm_id_from_pub(ev->pub.id)->migrating;
+}
+
+int cm_channel_move(struct cm_id *id, struct cm_channel *to)
+{
+	struct cm_channel *from = id->ch;
+	struct cm_event **pp, *ev, *head = NULL, **tailp = &head, *last = NULL;
+	bool from_full, to_full;
+
+	if (from == to)
+		return 0;
+	ch_lock_pair(from, to);
+	if (id->events_out) {
+		/* delivered on |from| and not acked: the caller waits */
+		ch_unlock_pair(from, to);
+		return -EAGAIN;
+	}
+	/* what moves: |id|'s events, and for a listener the children of its
+	 * undelivered CONNECT_REQUESTs with all their events (the
+	 * application learns of those children on |to| now) */
+	id->migrating = true;
+	for (ev = from->head; ev; ev = ev->next)
+		if (ev->owner == id && ev->pub.id != &id->pub)
+			cm_id_from_pub(ev->pub.id)->migrating = true;
+	from_full = from->head != NULL;
+	to_full = to->head != NULL;
+	pp = &from->head;
+	from->tail = NULL;
+	while ((ev = *pp)) {
+		if (!ch_event_moves(ev)) {
+			from->tail = ev;
+			pp = &ev->next;
+			continue;
+		}
+		*pp = ev->next; /* unlinked; queued on |to| in the same order */
+		ev->next = NULL;
+		*tailp = ev;
+		tailp = &ev->next;
+		last = ev;
+	}
+	if (head) {
+		if (to->tail)
+			to->tail->next = head;
+		else
+			to->head = head;
+		to->tail = last;
+	}
+	if (from_full && !from->head)
+		efd_set(from->pub.fd, false);
+	if (!to_full && to->head)
+		efd_set(to->pub.fd, true);
+	for (ev = head; ev; ev = ev->next) {
+		struct cm_id *c = cm_id_from_pub(ev->pub.id);
+
+		if (c != id && c->migrating) {
+			c->migrating = false;
+			ch_relink(c, to);
+		}
+	}
+	id->migrating = false;
+	ch_relink(id, to);
+	ch_unlock_pair(from, to);
+	return 0;
+}
+
+void cm_channel_settle(struct cm_channel *ch)
+{
+	pthread_mutex_lock(&ch->lock);
+	if (ch->driving) {
+		ch->draining++;
+		while (ch->driving)
+			pthread_cond_wait(&ch->drove, &ch->lock);
+		ch->draining--;
+	}
+	pthread_mutex_unlock(&ch->lock);
+}

@@ -46,6 +46,7 @@ struct cm_call {
 	struct iwarp_qp *qp;
 	struct cm_listen_stats *stats;
 	struct io_tls_ctx *tls;
+	struct cm_channel *to;
 };
 
 static void cm_call_run(void *arg)
@@ -175,6 +176,51 @@ IWARP_EXPORT int iwarp_cm_destroy_id(struct iwarp_cm_id *pub)
 	cm_channel_wait_acked(id);
 	cm_id_free(id);
 	return 0;
+}
+
+static int op_migrate(struct cm_call *c)
+{
+	struct cm_id *id = c->id, *h;
+	int rc = cm_channel_move(id, c->to);
+
+	if (rc)
+		return rc;
+	/* a listener's hidden children raise their CONNECT_REQUEST (and all
+	 * later events) on the listener's channel as it is then */
+	for (h = id->pending; h; h = h->p_next) {
+		h->ch = c->to;
+		h->pub.channel = &c->to->pub;
+	}
+	return 0;
+}
+
+IWARP_EXPORT int iwarp_cm_migrate_id(struct iwarp_cm_id *pub,
+				     struct iwarp_event_channel *channel)
+{
+	struct cm_channel *from;
+	struct cm_id *id;
+	struct cm_call c;
+	int rc;
+
+	if (!pub || !channel)
+		return -EINVAL;
+	id = cm_id_from_pub(pub);
+	from = id->ch;
+	memset(&c, 0, sizeof(c));
+	c.to = cm_channel_from_pub(channel);
+	do {
+		/* rdma_migrate_id(3): wait until the events delivered for the
+		 * id on its current channel are acked; another thread may be
+		 * handed one more meanwhile, then wait again */
+		cm_channel_wait_acked(id);
+		rc = cm_call(id, &c, op_migrate);
+	} while (rc == -EAGAIN);
+	/* a get_event on the old channel may still be driving the id's
+	 * INLINE engine, found through the old list: let it finish, so the
+	 * id's context may be closed as soon as the id is destroyed */
+	if (!rc)
+		cm_channel_settle(from);
+	return rc;
 }
 
 static int op_bind(struct cm_call *c)

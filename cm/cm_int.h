@@ -108,6 +108,8 @@ struct cm_id {
 	struct cm_channel *ch;
 	struct cm_id *ch_prev, *ch_next; /* channel list (ch->lock) */
 	unsigned int events_out;	 /* delivered, not acked (ch->lock) */
+	bool migrating;			 /* cm_channel_move: its events go
+					    (both channels' locks) */
 	bool default_ctx;		 /* holds a default-context reference */
 	struct engine *eng;
 	int grace_ms; /* initiator first-FPDU delay */
@@ -187,6 +189,21 @@ void cm_channel_purge(struct cm_id *id, struct cm_id **children);
 
 /* Waits until every event delivered for |id| was acked. App thread. */
 void cm_channel_wait_acked(struct cm_id *id);
+
+/*
+ * Moves |id| to channel |to| (iwarp_cm_migrate_id): its queued events,
+ * and for a listener its undelivered CONNECT_REQUESTs with their child ids
+ * and the children's events, leave id->ch for the tail of |to|'s queue in
+ * their order; |id| (and those children) join |to|'s id list and
+ * id->ch/pub.channel become |to|. Both channels are locked, in address
+ * order. -EAGAIN (nothing moved) while an event delivered for |id| is not
+ * acked. Engine thread of |id| (so no event for |id| is queued meanwhile).
+ */
+int cm_channel_move(struct cm_id *id, struct cm_channel *to);
+
+/* Waits until no iwarp_cm_get_event on |ch| runs an engine it found
+ * through the channel's id list before the list changed. App thread. */
+void cm_channel_settle(struct cm_channel *ch);
 
 /* ---- cm_ctx.c ---- */
 

@@ -29,3 +29,12 @@ tests_cm_lifetime_test_SOURCES = tests/cm_lifetime_test.c
 tests_cm_lifetime_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_cm_lifetime_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
+
+# iwarp_cm_migrate_id: events moving between channels.
+if HAVE_CHECK
+check_PROGRAMS += tests/cm_migrate_test
+TESTS += tests/cm_migrate_test
+tests_cm_migrate_test_SOURCES = tests/cm_migrate_test.c
+tests_cm_migrate_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_cm_migrate_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

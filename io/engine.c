@@ -449,12 +449,55 @@ static inline void engine_cpu_relax(void)
  * at once with the smallest window: a thread woken from a sleep preempts a
  * spinner, a spinner that yields waits for the others' time slices.
  */
+static int engine_probe(struct io_uring *ring);
+static void engine_teardown(struct engine *eng);
+
+/*
+ * Sets up the ring (COOP_TASKRUN when the kernel has it). io_uring
+ * remembers the task that creates a ring and, when the ring is closed,
+ * sends that task a signal-like notification from a kernel worker, which
+ * makes a blocking epoll_wait() of that task fail with EINTR at some later
+ * moment. An application thread that opened and closed a context (as
+ * libfabric's fi_getinfo does) must not get that, so in the thread modes
+ * only the progress thread creates the ring and submits to it (its own
+ * notifications go with it when it exits).
+ */
+static int engine_ring_init(struct engine *eng)
+{
+	int rc = io_uring_queue_init(eng->ring_entries, &eng->ring,
+				     eng->ring_flags);
+
+	if (rc == -EINVAL && eng->ring_flags) /* kernel < 5.19 */
+		rc = io_uring_queue_init(eng->ring_entries, &eng->ring, 0);
+	if (rc < 0)
+		return rc;
+	rc = engine_probe(&eng->ring);
+	if (rc < 0)
+		io_uring_queue_exit(&eng->ring);
+	return rc;
+}
+
+static void engine_thread_started(struct engine *eng, int rc)
+{
+	uint64_t one = 1;
+	ssize_t wr;
+
+	eng->start_rc = rc;
+	wr = write(eng->start_efd, &one, sizeof(one));
+	(void)wr;
+}
+
 static void *engine_thread_main(void *arg)
 {
 	struct engine *eng = arg;
 	uint64_t idle_since = 0, last_poll = 0;
 	unsigned int spins = 0;
+	int rc;
 
+	rc = engine_ring_init(eng);
+	engine_thread_started(eng, rc);
+	if (rc < 0)
+		return NULL;
 	tls_engine = eng;
 	/* The doorbell read is ours: with COOP_TASKRUN its completion work
 	 * runs in the task that submitted it. */
@@ -511,6 +554,7 @@ static void *engine_thread_main(void *arg)
 			break;
 		}
 	}
+	engine_teardown(eng); /* submits to the ring: here, not in the caller */
 	tls_engine = NULL;
 	return NULL;
 }
@@ -557,7 +601,7 @@ struct engine *engine_create(const struct engine_attr *attr)
 {
 	struct engine_attr def = {.mode = ENGINE_MODE_ADAPTIVE};
 	struct engine *eng;
-	unsigned int entries, flags = 0;
+	unsigned int entries;
 	int rc;
 
 	if (!attr)
@@ -615,37 +659,50 @@ struct engine *engine_create(const struct engine_attr *attr)
 	 * completion work, a task spinning in user space runs it at its next
 	 * system call or tick.
 	 */
-	flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
-	rc = io_uring_queue_init(entries, &eng->ring, flags);
-	if (rc == -EINVAL && flags) /* kernel < 5.19 */
-		rc = io_uring_queue_init(entries, &eng->ring, 0);
-	if (rc < 0)
-		goto err_free;
-	rc = engine_probe(&eng->ring);
-	if (rc < 0)
-		goto err_ring;
+	eng->ring_entries = entries;
+	eng->ring_flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
 	eng->efd = eventfd(0, EFD_CLOEXEC);
 	if (eng->efd < 0) {
 		rc = -errno;
-		goto err_ring;
+		goto err_free;
 	}
 	if (eng->mode == ENGINE_MODE_INLINE) {
+		rc = engine_ring_init(eng);
+		if (rc < 0)
+			goto err_efd;
 		engine_efd_arm(eng);
 		io_uring_submit(&eng->ring);
 	} else {
-		/* the progress thread blocks the application's asynchronous
-		 * signals (util/thread.h) */
-		rc = iw_thread_create(&eng->thread, engine_thread_main, eng);
-		if (rc < 0)
+		uint64_t v;
+		ssize_t r;
+
+		eng->start_efd = eventfd(0, EFD_CLOEXEC);
+		if (eng->start_efd < 0) {
+			rc = -errno;
 			goto err_efd;
+		}
+		/* the progress thread blocks the application's asynchronous
+		 * signals (util/thread.h); it sets the ring up first */
+		rc = iw_thread_create(&eng->thread, engine_thread_main, eng);
+		if (rc < 0) {
+			close(eng->start_efd);
+			goto err_efd;
+		}
+		do {
+			r = read(eng->start_efd, &v, sizeof(v));
+		} while (r < 0 && errno == EINTR);
+		close(eng->start_efd);
+		rc = eng->start_rc;
+		if (rc < 0) {
+			pthread_join(eng->thread, NULL);
+			goto err_efd;
+		}
 		eng->has_thread = true;
 	}
 	return eng;
 
 err_efd:
 	close(eng->efd);
-err_ring:
-	io_uring_queue_exit(&eng->ring);
 err_free:
 	pthread_mutex_destroy(&eng->run_lock);
 	iw_free(eng);
@@ -653,23 +710,14 @@ err_free:
 	return NULL;
 }
 
-void engine_destroy(struct engine *eng)
+/* Runs the queued calls, aborts the objects left and lets the kernel
+ * release them: on the progress thread when there is one, else on the
+ * caller of engine_destroy (INLINE), as the engine thread. */
+static void engine_teardown(struct engine *eng)
 {
 	struct engine_obj *o, *next;
-	uint64_t one = 1;
-	ssize_t wr;
 	int i;
 
-	if (!eng)
-		return;
-	if (eng->has_thread) {
-		atomic_store(&eng->stop, true);
-		wr = write(eng->efd, &one, sizeof(one));
-		(void)wr;
-		pthread_join(eng->thread, NULL);
-	}
-	pthread_mutex_lock(&eng->run_lock);
-	tls_engine = eng;
 	/* Queued calls first (they may close objects), then abort leftovers
 	 * (no callback after that) and let the kernel release them. */
 	for (i = 0; i < 100 && (eng->work_head || atomic_load(&eng->work_in));
@@ -687,6 +735,26 @@ void engine_destroy(struct engine *eng)
 		if (!engine_poll(eng))
 			io_uring_submit_and_wait_timeout(&eng->ring, &cqe, 1,
 							 &ts, NULL);
+	}
+}
+
+void engine_destroy(struct engine *eng)
+{
+	uint64_t one = 1;
+	ssize_t wr;
+
+	if (!eng)
+		return;
+	if (eng->has_thread) {
+		atomic_store(&eng->stop, true);
+		wr = write(eng->efd, &one, sizeof(one));
+		(void)wr;
+		pthread_join(eng->thread, NULL);
+	}
+	pthread_mutex_lock(&eng->run_lock);
+	if (!eng->has_thread) {
+		tls_engine = eng;
+		engine_teardown(eng);
 	}
 	tls_engine = NULL;
 	engine_timers_fini(eng);

@@ -48,6 +48,11 @@ struct engine {
 	pthread_t thread;
 	bool has_thread;
 	atomic_bool stop;
+	/* thread modes: the progress thread sets the ring up (so that only it
+	 * is known to io_uring as the ring's task) and reports the result */
+	unsigned int ring_entries, ring_flags;
+	int start_rc;
+	int start_efd; /* written once by the thread when |start_rc| is set */
 
 	/* doorbell: |sleeping| is set while the engine may block in the
 	 * kernel; remote queuers write |efd| only then, once (|rung|) */

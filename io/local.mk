@@ -21,3 +21,12 @@ tests_io_transport_test_SOURCES = tests/io_transport_test.c
 tests_io_transport_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_io_transport_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
+
+# The progress thread alone owns the ring: no EINTR left in the caller.
+if HAVE_CHECK
+check_PROGRAMS += tests/io_ring_owner_test
+TESTS += tests/io_ring_owner_test
+tests_io_ring_owner_test_SOURCES = tests/io_ring_owner_test.c
+tests_io_ring_owner_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_io_ring_owner_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif

@@ -25,6 +25,7 @@ dist_man_MANS += \
 	man/iwarp_cm_get_event.3 \
 	man/iwarp_cm_getaddr.3 \
 	man/iwarp_cm_listen.3 \
+	man/iwarp_cm_migrate_id.3 \
 	man/iwarp_cm_reject.3 \
 	man/iwarp_cm_set_tls.3 \
 	man/iwarp_cm_resolve_addr.3 \

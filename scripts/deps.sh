@@ -11,6 +11,7 @@ PKGS=(build-essential autoconf automake libtool pkg-config
       abigail-tools debhelper lintian  # ABI check; Debian packages (make check-deb)
       libibverbs-dev librdmacm-dev)  # compat/ builds against rdma-core headers
 PKGS+=(rdmacm-utils perftest qperf libfabric-bin)  # unmodified programs of tests/compat_programs.sh
+PKGS+=(openmpi-bin libopenmpi-dev)  # the mpi_pingpong row of tests/compat_programs.sh
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -6,7 +6,9 @@
 COMPAT_RDMACM_ROWS = tests/compat/rping_self.sh tests/compat/rping_iwarp_ping.sh \
 	tests/compat/ib_send_bw.sh tests/compat/ib_write_bw.sh tests/compat/ib_read_bw.sh \
 	tests/compat/ib_send_lat.sh tests/compat/ib_write_lat.sh tests/compat/ib_read_lat.sh \
-	tests/compat/qperf_rc_bw.sh
+	tests/compat/qperf_rc_bw.sh \
+	tests/compat/fi_pingpong_msg.sh tests/compat/fi_pingpong_rdm.sh \
+	tests/compat/mpi_pingpong.sh
 TESTS += $(COMPAT_RDMACM_ROWS)
 dist_check_SCRIPTS += tests/compat_programs.sh $(COMPAT_RDMACM_ROWS)
 
@@ -36,3 +38,6 @@ tests_compat_rdmacm_test_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -fvisibility=defa
 tests_compat_rdmacm_test_LDADD = compat/librdmacm.la compat/libibverbs.la $(CHECK_LIBS)
 endif
 endif
+
+# The MPI program of the mpi_pingpong row (built by the row with mpicc).
+EXTRA_DIST += tests/compat/mpi_pingpong.c

@@ -13,6 +13,14 @@
 #                     themselves; both exit 0 and the client reports a result
 #   qperf_rc_bw       qperf rc_bw over RDMA CM (-cm1) against a qperf server
 #                     under iwarp_run; the client exits 0 and reports bw
+#   fi_pingpong_msg   libfabric's fi_pingpong, provider verbs, MSG endpoints
+#   fi_pingpong_rdm   the same, provider "verbs;ofi_rxm", RDM endpoints
+#                     (both: every size up to 1 MiB, data checked with -c;
+#                     both exit 0 and the client reports every size)
+#   mpi_pingpong      Open MPI (openmpi-bin; built with mpicc from
+#                     libopenmpi-dev): 2 ranks, pml cm + mtl ofi over
+#                     FI_PROVIDER="verbs;ofi_rxm", btl self only (no shared
+#                     memory, no TCP); every octet checked
 # A row whose program is not installed exits 77 with the reason. Every run
 # is bounded by timeout(1); the server's port comes from free_port and is
 # replaced when another program took it meanwhile.
@@ -192,6 +200,42 @@ qperf_rc_bw)
 		fail=1
 	else
 		echo "ok   qperf rc_bw -cm1: $(grep -E 'bw +=' "$tmp/qperf.c.out" | tr -s ' ')"
+	fi
+	;;
+fi_pingpong_msg | fi_pingpong_rdm)
+	need fi_pingpong libfabric-bin
+	if [ "$row" = fi_pingpong_msg ]; then
+		prov=verbs ep=msg
+	else
+		prov="verbs;ofi_rxm" ep=rdm
+	fi
+	# -B/-P: fi_pingpong's own control connection (TCP), over which it
+	# exchanges the libfabric addresses; -c checks every byte received
+	start_server "$row" "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -B @PORT@ || exit 1
+	timeout $T "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -P "$PORT" 127.0.0.1 \
+		>"$tmp/$row.c.out" 2>"$tmp/$row.c.err"
+	crc=$?
+	# the result lines: "<size> <sent> =<acked> ...", the last one 1m
+	finish "$row" $crc '^1m +10 += *10 ' || exit 1
+	echo "ok   $row ($prov): $(grep -cE '^[0-9]+[km]? +10 += *10 ' "$tmp/$row.c.out") sizes, data checked; 1m: $(grep -E '^1m ' "$tmp/$row.c.out" | tr -s ' ')"
+	;;
+mpi_pingpong)
+	need mpirun openmpi-bin
+	need mpicc libopenmpi-dev
+	mpicc -O2 -o "$tmp/mpi_pingpong" "$top_srcdir/tests/compat/mpi_pingpong.c" \
+		>"$tmp/mpicc.out" 2>&1 || skip "mpicc cannot build an MPI program: $(head -n 3 "$tmp/mpicc.out")"
+	# both ranks under iwarp_run; Open MPI refuses root without the flag
+	FI_PROVIDER="verbs;ofi_rxm" timeout $T mpirun --allow-run-as-root --oversubscribe \
+		-np 2 --mca pml cm --mca mtl ofi --mca btl self \
+		-x FI_PROVIDER -x IWARP_RUN_BUILD_DIR \
+		"$RUN" "$tmp/mpi_pingpong" >"$tmp/mpi.c.out" 2>"$tmp/mpi.c.err"
+	crc=$?
+	if [ $crc -ne 0 ] || ! grep -q 'data verified' "$tmp/mpi.c.out"; then
+		echo "FAIL mpi_pingpong: mpirun exit $crc"
+		sed 's/^/  mpirun: /' "$tmp/mpi.c.out" "$tmp/mpi.c.err" | tail -n 30
+		fail=1
+	else
+		echo "ok   $(cat "$tmp/mpi.c.out")"
 	fi
 	;;
 *)

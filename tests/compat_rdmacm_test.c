@@ -350,6 +350,70 @@ START_TEST(t_synchronous_id)
 }
 END_TEST
 
+/*
+ * rdma_migrate_id(3): queued events follow the id to the new channel in
+ * order and leave the old one, which may be destroyed at once; NULL makes
+ * the id synchronous (calls wait for their event, kept in id->event) and a
+ * channel makes it asynchronous again.
+ */
+START_TEST(t_migrate_id)
+{
+	struct rdma_event_channel *a = rdma_create_event_channel();
+	struct rdma_event_channel *b = rdma_create_event_channel();
+	struct sockaddr_in dst = loopback(9);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct pollfd p;
+	int fl;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(rdma_create_id(a, &id, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+	ck_assert_int_eq(rdma_resolve_route(id, 1000), 0);
+	p.fd = a->fd;
+	p.events = POLLIN;
+	ck_assert_int_eq(poll(&p, 1, WAIT_MS), 1); /* queued on |a| */
+	ck_assert_int_eq(rdma_migrate_id(id, b), 0);
+	ck_assert_ptr_eq(id->channel, b);
+	fl = fcntl(a->fd, F_GETFL);
+	ck_assert_int_eq(fcntl(a->fd, F_SETFL, fl | O_NONBLOCK), 0);
+	ck_assert_int_eq(rdma_get_cm_event(a, &ev), -1); /* gone from |a| */
+	ck_assert_int_eq(errno, EAGAIN);
+	rdma_destroy_event_channel(a);
+	ev = expect_event(b, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ck_assert_ptr_eq(ev->id, id);
+	ck_assert_int_eq(rdma_ack_cm_event(ev), 0);
+	ev = expect_event(b, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ck_assert_ptr_eq(ev->id, id);
+	ck_assert_int_eq(rdma_ack_cm_event(ev), 0);
+
+	/* synchronous mode, and back */
+	ck_assert_int_eq(rdma_migrate_id(id, NULL), 0);
+	ck_assert_ptr_nonnull(id->channel);
+	ck_assert_ptr_ne(id->channel, b);
+	ck_assert_int_eq(rdma_migrate_id(id, NULL), 0); /* already */
+	ck_assert_int_eq(rdma_destroy_id(id), 0);
+	ck_assert_int_eq(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	ck_assert_int_eq(
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
+	ck_assert_ptr_nonnull(id->event); /* kept, not acked */
+	ck_assert_int_eq(rdma_migrate_id(id, b), 0); /* acks it, no wait */
+	ck_assert_ptr_null(id->event);
+	ck_assert_ptr_eq(id->channel, b);
+	ck_assert_int_eq(rdma_resolve_route(id, 1000), 0);
+	ck_assert_ptr_null(id->event); /* asynchronous: the event is queued */
+	ev = expect_event(b, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	ck_assert_ptr_eq(ev->id, id);
+	ck_assert_int_eq(rdma_ack_cm_event(ev), 0);
+	ck_assert_int_eq(rdma_migrate_id(NULL, b), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(b);
+}
+END_TEST
+
 START_TEST(t_getaddrinfo)
 {
 	struct rdma_addrinfo hints, *res;
@@ -375,6 +439,30 @@ START_TEST(t_getaddrinfo)
 	ck_assert_uint_eq(ntohl(sin->sin_addr.s_addr), INADDR_LOOPBACK);
 	rdma_freeaddrinfo(res);
 
+	/* no node, no service: the addresses of the hints (libfabric) */
+	{
+		struct sockaddr_in dst = loopback(7175);
+
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_port_space = RDMA_PS_TCP;
+		errno = 0;
+		ck_assert_int_eq(rdma_getaddrinfo(NULL, NULL, &hints, &res),
+				 -1);
+		ck_assert_int_eq(errno, EINVAL);
+		hints.ai_dst_addr = (struct sockaddr *)&dst;
+		hints.ai_dst_len = sizeof(dst);
+		ck_assert_int_eq(rdma_getaddrinfo(NULL, NULL, &hints, &res),
+				 0);
+		ck_assert_int_eq(res->ai_family, AF_INET);
+		ck_assert_ptr_null(res->ai_src_addr);
+		ck_assert_uint_eq(res->ai_dst_len, sizeof(dst));
+		ck_assert_ptr_ne(res->ai_dst_addr, hints.ai_dst_addr);
+		ck_assert(!memcmp(res->ai_dst_addr, &dst, sizeof(dst)));
+		ck_assert_ptr_null(res->ai_next);
+		rdma_freeaddrinfo(res);
+	}
+
+	memset(&hints, 0, sizeof(hints));
 	hints.ai_flags = RAI_NUMERICHOST;
 	ck_assert_int_eq(rdma_getaddrinfo("not-a-number", "1", &hints, &res),
 			 -1);
@@ -408,9 +496,7 @@ START_TEST(t_unsupported_fail_cleanly)
 	ck_assert_int_eq(rdma_join_multicast(id, (struct sockaddr *)&sin, NULL),
 			 -1);
 	ck_assert_int_eq(errno, EOPNOTSUPP);
-	ck_assert_int_eq(rdma_migrate_id(id, NULL), -1);
-	ck_assert_int_eq(errno, ENOSYS);
-	ck_assert_int_eq(rdma_migrate_id(id, ch), 0);
+	ck_assert_int_eq(rdma_migrate_id(id, ch), 0); /* its own channel */
 	ck_assert_int_eq(rsocket(AF_INET, SOCK_STREAM, 0), -1);
 	ck_assert_int_eq(errno, ENOSYS);
 	ck_assert_str_eq(rdma_event_str(RDMA_CM_EVENT_ESTABLISHED),
@@ -439,6 +525,7 @@ static Suite *compat_rdmacm_suite(void)
 	tcase_add_test(tc, t_refused_is_rejected);
 	tcase_add_test(tc, t_synchronous_id);
 	tcase_add_test(tc, t_getaddrinfo);
+	tcase_add_test(tc, t_migrate_id);
 	tcase_add_test(tc, t_unsupported_fail_cleanly);
 	suite_add_tcase(s, tc);
 	return s;

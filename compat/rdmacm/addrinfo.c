@@ -3,6 +3,9 @@
  * over getaddrinfo(3). iWARP addresses are IP addresses and ports of the
  * TCP port space, so each result is one IP address: the source with
  * RAI_PASSIVE, else the destination (with the source the hints give).
+ * Without node and service, the one result carries the addresses the
+ * hints give (rdma_getaddrinfo(3): either node, service or hints must be
+ * provided); libfabric's verbs provider asks that way.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -36,6 +39,44 @@ static int cma_gai_errno(int rc)
 	}
 }
 
+/* The result for hints without node and service: their addresses. */
+static int cma_addrinfo_from_hints(const struct rdma_addrinfo *hints,
+				   struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -1;
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = hints->ai_family;
+	r->ai_qp_type = IBV_QPT_RC;
+	r->ai_port_space = RDMA_PS_TCP;
+	if (hints->ai_src_addr && hints->ai_src_len) {
+		r->ai_src_addr = cma_dup_addr(hints->ai_src_addr,
+					      hints->ai_src_len);
+		if (!r->ai_src_addr)
+			goto nomem;
+		r->ai_src_len = hints->ai_src_len;
+		if (!r->ai_family)
+			r->ai_family = r->ai_src_addr->sa_family;
+	}
+	if (hints->ai_dst_addr && hints->ai_dst_len) {
+		r->ai_dst_addr = cma_dup_addr(hints->ai_dst_addr,
+					      hints->ai_dst_len);
+		if (!r->ai_dst_addr)
+			goto nomem;
+		r->ai_dst_len = hints->ai_dst_len;
+		if (!r->ai_family)
+			r->ai_family = r->ai_dst_addr->sa_family;
+	}
+	*res = r;
+	return 0;
+nomem:
+	rdma_freeaddrinfo(r);
+	errno = ENOMEM;
+	return -1;
+}
+
 int rdma_getaddrinfo(const char *node, const char *service,
 		     const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res)
@@ -45,7 +86,11 @@ int rdma_getaddrinfo(const char *node, const char *service,
 	int passive = hints && (hints->ai_flags & RAI_PASSIVE);
 	int rc;
 
-	if (!res || (!node && !service)) {
+	int from_hints = !node && !service && hints &&
+			 ((hints->ai_src_addr && hints->ai_src_len) ||
+			  (hints->ai_dst_addr && hints->ai_dst_len));
+
+	if (!res || (!node && !service && !from_hints)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -58,6 +103,8 @@ int rdma_getaddrinfo(const char *node, const char *service,
 		errno = EOPNOTSUPP;
 		return -1;
 	}
+	if (from_hints)
+		return cma_addrinfo_from_hints(hints, res);
 	memset(&ai_hints, 0, sizeof(ai_hints));
 	ai_hints.ai_socktype = SOCK_STREAM;
 	ai_hints.ai_protocol = IPPROTO_TCP;

@@ -7,7 +7,10 @@
  * none is and the fd is non-blocking.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compat/rdmacm/cma.h"
 
@@ -30,6 +33,28 @@ int cma_ret(int ret)
 		return 0;
 	errno = cma_errno(ret);
 	return -1;
+}
+
+void cma_log(const char *fmt, ...)
+{
+	const char *v = getenv("IWARP_DEBUG");
+	va_list ap;
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	va_start(ap, fmt);
+	fputs("librdmacm(iwarp): ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int cma_ret_log(const char *what, int ret)
+{
+	if (ret >= 0)
+		return 0;
+	cma_log("%s: %d (%s)", what, ret, iwarp_strerror(ret));
+	return cma_ret(ret);
 }
 
 struct cma_channel *cma_channel_create(void)

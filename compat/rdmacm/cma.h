@@ -55,6 +55,13 @@ int cma_ret(int ret);
 /* errno value for a native error code (positive). */
 int cma_errno(int ret);
 
+/* A line on stderr ("librdmacm(iwarp): ...") when IWARP_DEBUG is set
+ * and not "0", as the native library's debug log. */
+void cma_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Sets errno and returns -1 as cma_ret, logging |what| when it fails. */
+int cma_ret_log(const char *what, int ret);
+
 /* The process-wide device context (opened on first use through the compat
  * libibverbs) and its default PD (for rdma_create_qp with pd NULL). NULL
  * with errno set on failure. */

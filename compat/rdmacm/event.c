@@ -79,6 +79,9 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	}
 	e->ev.id = &cid->id;
 	cma_event_fill(e);
+	cma_log("event %s status %d id %p (native %s status %d)",
+		rdma_event_str(e->ev.event), e->ev.status, (void *)&cid->id,
+		iwarp_cm_event_str(nev->event), nev->status);
 	*event = &e->ev;
 	return 0;
 }

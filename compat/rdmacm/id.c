@@ -3,7 +3,9 @@
  * (rdma_create_id(3) ... rdma_disconnect(3)), each a thin layer over the
  * native iwarp_cm_* call of the same name.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -175,9 +177,27 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return cma_ret(ret);
 }
 
+/* "address:port" of |sa| for the debug log. */
+static const char *cma_addr_str(const struct sockaddr *sa, char *buf,
+				size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	const void *a = NULL;
+
+	if (sa->sa_family == AF_INET)
+		a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa->sa_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (a)
+		inet_ntop(sa->sa_family, a, host, sizeof(host));
+	snprintf(buf, len, "%s:%u", host, ntohs(cma_port(sa)));
+	return buf;
+}
+
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		      struct sockaddr *dst_addr, int timeout_ms)
 {
+	char sa[INET6_ADDRSTRLEN + 8], da[INET6_ADDRSTRLEN + 8];
 	int ret;
 
 	if (!id || !dst_addr) {
@@ -186,6 +206,12 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	}
 	ret = iwarp_cm_resolve_addr(cma_id_of(id)->nid, src_addr, dst_addr,
 				    timeout_ms);
+	if (ret == 0)
+		cma_sync_addr(cma_id_of(id));
+	cma_log("rdma_resolve_addr %p: %s -> %s%s: %d", (void *)id,
+		cma_addr_str(&id->route.addr.src_addr, sa, sizeof(sa)),
+		cma_addr_str(&id->route.addr.dst_addr, da, sizeof(da)),
+		cma_id_of(id)->sync ? " (sync)" : "", ret);
 	if (ret < 0)
 		return cma_ret(ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -216,6 +242,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	ret = iwarp_cm_listen(cma_id_of(id)->nid, backlog);
 	if (ret == 0)
 		cma_sync_addr(cma_id_of(id));
+	cma_log("rdma_listen %p port %u: %d", (void *)id,
+		ntohs(rdma_get_src_port(id)), ret);
 	return cma_ret(ret);
 }
 
@@ -247,7 +275,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cma_param(&np, conn_param);
 	ret = iwarp_cm_connect(cma_id_of(id)->nid, conn_param ? &np : NULL);
 	if (ret < 0)
-		return cma_ret(ret);
+		return cma_ret_log("rdma_connect", ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
 }
 
@@ -264,7 +292,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		cma_param(&np, conn_param);
 	ret = iwarp_cm_accept(cma_id_of(id)->nid, conn_param ? &np : NULL);
 	if (ret < 0)
-		return cma_ret(ret);
+		return cma_ret_log("rdma_accept", ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
 }
 
@@ -302,17 +330,52 @@ int rdma_establish(struct rdma_cm_id *id)
 	return -1;
 }
 
+/*
+ * rdma_migrate_id(3): the id's queued and future events go to |channel|;
+ * NULL puts the id into synchronous mode (a channel of its own, each call
+ * waits for its event). Leaving synchronous mode acks the event kept in
+ * id->event first (the native move waits for delivered events to be
+ * acked) and frees the id's own channel afterwards.
+ */
 int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 {
+	struct cma_channel *to, *own = NULL;
+	struct cma_id *cid;
+	int ret;
+
 	if (!id) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (channel == id->channel)
+	cid = cma_id_of(id);
+	if (channel == id->channel || (!channel && cid->sync))
 		return 0;
-	/* the native CM cannot move an id to another channel */
-	errno = ENOSYS;
-	return -1;
+	if (channel) {
+		to = cma_channel_of(channel);
+	} else {
+		own = cma_channel_create();
+		if (!own)
+			return -1;
+		to = own;
+	}
+	if (cid->sync && id->event) {
+		rdma_ack_cm_event(id->event);
+		id->event = NULL;
+	}
+	ret = iwarp_cm_migrate_id(cid->nid, to->nch);
+	cma_log("rdma_migrate_id %p to %s: %d", (void *)id,
+		own ? "synchronous mode" : "a channel", ret);
+	if (ret < 0) {
+		if (own)
+			cma_channel_destroy(own);
+		return cma_ret(ret);
+	}
+	if (cid->sync)
+		cma_channel_destroy(cid->chan);
+	cid->chan = to;
+	id->channel = &to->ch;
+	cid->sync = own != NULL;
+	return 0;
 }
 
 __be16 rdma_get_src_port(struct rdma_cm_id *id)

@@ -706,7 +706,7 @@ struct iwarp_event_channel {
 
 struct iwarp_cm_id {
 	struct iwarp_context *verbs; /* the context whose engine runs this id */
-	struct iwarp_event_channel *channel;
+	struct iwarp_event_channel *channel; /* where its events go (iwarp_cm_migrate_id moves it) */
 	void *context;               /* user context */
 	struct iwarp_qp *qp;
 	enum iwarp_port_space ps;
@@ -780,6 +780,9 @@ IWARP_EXPORT int iwarp_cm_disconnect(struct iwarp_cm_id *id);
 /* Blocks until an event is pending (unless the channel fd is O_NONBLOCK: -EAGAIN). */
 IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel, struct iwarp_cm_event **event);
 IWARP_EXPORT int iwarp_cm_ack_event(struct iwarp_cm_event *event);
+/* Moves |id| (its future events and those queued) to |channel|; waits until
+ * the events delivered for it on its current channel are acked. */
+IWARP_EXPORT int iwarp_cm_migrate_id(struct iwarp_cm_id *id, struct iwarp_event_channel *channel);
 
 #ifdef __cplusplus
 }

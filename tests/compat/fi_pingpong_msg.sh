@@ -1,0 +1,3 @@
+#!/bin/sh
+# tests/compat/fi_pingpong_msg.sh: one row of tests/compat_programs.sh.
+exec "${top_srcdir:-.}/tests/compat_programs.sh" fi_pingpong_msg
