@@ -91,11 +91,17 @@ start_server() {
 	done
 }
 
-# finish NAME CLIENT_RC CHECK: waits for the server; the pair passes when
+# finish NAME CLIENT_RC CHECK: waits for the server (or takes its status
+# from SRC_KNOWN when the caller waited already); the pair passes when
 # both exit 0 and the client's output matches the extended regex CHECK.
 finish() {
-	wait "$SPID"
-	_src=$?
+	if [ -n "${SRC_KNOWN:-}" ]; then
+		_src=$SRC_KNOWN
+		SRC_KNOWN=
+	else
+		wait "$SPID"
+		_src=$?
+	fi
 	if [ "$2" -ne 0 ] || [ $_src -ne 0 ] || ! grep -Eq "$3" "$tmp/$1.c.out"; then
 		echo "FAIL $1: client exit $2, server exit $_src (want 0, 0 and /$3/)"
 		sed 's/^/  client: /' "$tmp/$1.c.out" "$tmp/$1.c.err" | tail -n 30
@@ -132,15 +138,16 @@ rping_pair() {
 # program over RDMA CM (-R); prints the client's result line. perftest's
 # server closes the listener of its parameter exchange and listens anew for
 # the test QP, and a client that connects in between is refused (REJECTED,
-# also on kernel iWARP); such a pair runs once more on a fresh port.
+# also on kernel iWARP); such a pair runs again on a fresh port (at most
+# three runs: under load the race was lost twice in a row).
 perftest() {
 	_n=$1 _prog=$2
 	shift 2
-	for _try in 1 2; do
+	for _try in 1 2 3; do
 		start_server "$_n" "$RUN" "$_prog" -R -p @PORT@ "$@" || return
 		timeout $T "$RUN" "$_prog" -R -p "$PORT" "$@" 127.0.0.1 >"$tmp/$_n.c.out" 2>"$tmp/$_n.c.err"
 		_crc=$?
-		if [ $_crc -ne 0 ] && [ $_try -eq 1 ] &&
+		if [ $_crc -ne 0 ] && [ $_try -lt 3 ] &&
 			grep -q 'RDMA_CM_EVENT_REJECTED' "$tmp/$_n.c.out" "$tmp/$_n.c.err"; then
 			echo "     $_n: refused between perftest's two listeners, once more"
 			kill "$SPID" 2>/dev/null
@@ -210,11 +217,26 @@ fi_pingpong_msg | fi_pingpong_rdm)
 		prov="verbs;ofi_rxm" ep=rdm
 	fi
 	# -B/-P: fi_pingpong's own control connection (TCP), over which it
-	# exchanges the libfabric addresses; -c checks every byte received
-	start_server "$row" "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -B @PORT@ || exit 1
-	timeout $T "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -P "$PORT" 127.0.0.1 \
-		>"$tmp/$row.c.out" 2>"$tmp/$row.c.err"
-	crc=$?
+	# exchanges the libfabric addresses; -c checks every byte received.
+	# The RDM server sometimes dies inside libfabric's RxM while closing
+	# its endpoint after a complete, verified run (docs/compat.md, "RxM
+	# teardown crash"): such a run is named and the pair runs again, at
+	# most three times; the row passes only on a run where both exit 0.
+	for try in 1 2 3; do
+		start_server "$row" "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -B @PORT@ || exit 1
+		timeout $T "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -P "$PORT" 127.0.0.1 \
+			>"$tmp/$row.c.out" 2>"$tmp/$row.c.err"
+		crc=$?
+		[ "$ep" = rdm ] && [ $try -lt 3 ] && [ $crc -eq 0 ] || break
+		wait "$SPID"
+		src=$?
+		if [ $src -ne 0 ] && grep -Eq '^1m +10 += *10 ' "$tmp/$row.c.out" "$tmp/$row.s.out"; then
+			echo "     $row: server exit $src after a verified run (RxM teardown), once more"
+			continue
+		fi
+		SRC_KNOWN=$src # the server was waited for: finish takes this
+		break
+	done
 	# the result lines: "<size> <sent> =<acked> ...", the last one 1m
 	finish "$row" $crc '^1m +10 += *10 ' || exit 1
 	echo "ok   $row ($prov): $(grep -cE '^[0-9]+[km]? +10 += *10 ' "$tmp/$row.c.out") sizes, data checked; 1m: $(grep -E '^1m ' "$tmp/$row.c.out" | tr -s ' ')"
