@@ -449,13 +449,31 @@ int cm_listen_stats_get(struct iwarp_cm_id *pub, struct cm_listen_stats *out)
 
 IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)
 {
+	struct cm_id *id;
 	struct cm_call c;
 
 	if (!pub)
 		return -EINVAL;
+	id = cm_id_from_pub(pub);
 	memset(&c, 0, sizeof(c));
 	c.a = backlog > 0 ? backlog : CM_BACKLOG_DEFAULT;
-	return cm_call(cm_id_from_pub(pub), &c, op_listen);
+	/*
+	 * The socket starts listening here, on the caller's thread, as
+	 * rdma_listen's does in the caller's system call: a peer told the
+	 * port right before (qperf 0.4.11 sends it between rdma_bind_addr
+	 * and rdma_listen) is refused only while the caller itself has not
+	 * reached this call, not also until the engine thread gets to run
+	 * on a loaded machine. Only a bound id whose op_listen cannot refuse
+	 * (the same checks); state, sock and tls change only inside calls on
+	 * this id, which the caller serializes and engine_call_sync orders,
+	 * so reading them here is safe. op_listen's own listen(2) then only
+	 * confirms the backlog.
+	 */
+	if (id->state == CM_S_BOUND && id->sock_held &&
+	    (!id->tls || io_tls_ctx_can_serve(id->tls)) &&
+	    listen(id->sock, c.a) < 0)
+		return -errno;
+	return cm_call(id, &c, op_listen);
 }
 
 /* Swaps the id's TLS context for c->tls (engine thread). */

@@ -13,6 +13,10 @@
 #                     themselves; both exit 0 and the client reports a result
 #   qperf_rc_bw       qperf rc_bw over RDMA CM (-cm1) against a qperf server
 #                     under iwarp_run; the client exits 0 and reports bw
+#   qperf_rc_lat      qperf rc_lat over RDMA CM (-cm1), three runs against one
+#                     server; each client exits 0 and reports a latency
+#                     (the ping-pong waits in ibv_get_cq_event and ends on
+#                     qperf's SIGALRM: the wait must return EINTR)
 # A row whose program is not installed exits 77 with the reason. Every run
 # is bounded by timeout(1); the server's port comes from free_port and is
 # replaced when another program took it meanwhile.
@@ -193,6 +197,25 @@ qperf_rc_bw)
 	else
 		echo "ok   qperf rc_bw -cm1: $(grep -E 'bw +=' "$tmp/qperf.c.out" | tr -s ' ')"
 	fi
+	;;
+qperf_rc_lat)
+	need qperf qperf
+	start_server qperf "$RUN" qperf -lp @PORT@ || exit 1
+	for i in 1 2 3; do
+		timeout $T "$RUN" qperf 127.0.0.1 -lp "$PORT" -cm1 -t 1 rc_lat \
+			>"$tmp/qperf.c.out" 2>"$tmp/qperf.c.err"
+		crc=$?
+		if [ $crc -ne 0 ] || ! grep -Eq 'latency += +[0-9.]+ [a-z]+' "$tmp/qperf.c.out"; then
+			echo "FAIL qperf rc_lat run $i: client exit $crc"
+			sed 's/^/  client: /' "$tmp/qperf.c.out" "$tmp/qperf.c.err"
+			sed 's/^/  server: /' "$tmp/qperf.s.out" "$tmp/qperf.s.err" | tail -n 20
+			fail=1
+			break
+		fi
+		echo "ok   qperf rc_lat -cm1 run $i: $(grep -E 'latency +=' "$tmp/qperf.c.out" | tr -s ' ')"
+	done
+	kill "$SPID" 2>/dev/null
+	wait "$SPID"
 	;;
 *)
 	echo "unknown row $row"
