@@ -5,7 +5,8 @@
  * datapath (verbs/qp_conn.h) once MPA is negotiated. Engine thread only.
  *
  * Events this file raises (see iwarp_cm_get_event(3)):
- *   initiator: REJECTED (TCP connect refused: status -ECONNREFUSED;
+ *   initiator: REJECTED (TCP connect refused: status -ECONNREFUSED or
+ *     -ECONNRESET;
  *     R=1 Reply: IWARP_ERR_MPA_REJECTED + the peer's private data),
  *     UNREACHABLE (TCP connect failed otherwise: status -errno, e.g.
  *     -ETIMEDOUT, -ENETUNREACH, -EHOSTUNREACH), CONNECT_ERROR (negotiation error: the IWARP_ERR_MPA_* code,
@@ -861,13 +862,15 @@ static void cm_on_connected(void *arg, int fd)
 	if (fd < 0) {
 		/*
 		 * As the kernel's iWARP CM reports a failed connect: nobody
-		 * listening (the peer's RST answering our SYN) is REJECTED
-		 * with -ECONNREFUSED, like a refusal by the peer's CM; any
-		 * other failure (no answer in time, no route) UNREACHABLE.
+		 * listening (the peer's RST answering our SYN: -ECONNREFUSED,
+		 * or a reset during the handshake: -ECONNRESET) is REJECTED,
+		 * like a refusal by the peer's CM; any other failure (no
+		 * answer in time, no route) UNREACHABLE.
 		 */
 		cm_event_push(id, NULL,
-			      fd == -ECONNREFUSED ? IWARP_CM_EVENT_REJECTED
-						  : IWARP_CM_EVENT_UNREACHABLE,
+			      fd == -ECONNREFUSED || fd == -ECONNRESET
+				      ? IWARP_CM_EVENT_REJECTED
+				      : IWARP_CM_EVENT_UNREACHABLE,
 			      fd, NULL, 0, 0, 0);
 		cm_mpa_free(id);
 		id->state = CM_S_CLOSED;

@@ -778,8 +778,10 @@ START_TEST(test_destroy_listener_with_pending)
 		 * backlog when the listener closed) during the connect */
 		ck_assert(ch_ready(cli.ch, WAIT_MS));
 		ck_assert_int_eq(iwarp_cm_get_event(cli.ch, &ev), 0);
-		ck_assert(ev->event == IWARP_CM_EVENT_CONNECT_ERROR ||
-			  ev->event == IWARP_CM_EVENT_REJECTED);
+		ck_assert_msg(ev->event == IWARP_CM_EVENT_CONNECT_ERROR ||
+				      ev->event == IWARP_CM_EVENT_REJECTED,
+			      "%s status %d", iwarp_cm_event_str(ev->event),
+			      ev->status);
 		ck_assert_int_lt(ev->status, 0);
 		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	}
