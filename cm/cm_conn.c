@@ -6,10 +6,10 @@
  *
  * Events this file raises (see iwarp_cm_get_event(3)):
  *   initiator: REJECTED (TCP connect refused: status -ECONNREFUSED or
- *     -ECONNRESET;
- *     R=1 Reply: IWARP_ERR_MPA_REJECTED + the peer's private data),
- *     UNREACHABLE (TCP connect failed otherwise: status -errno, e.g.
- *     -ETIMEDOUT, -ENETUNREACH, -EHOSTUNREACH), CONNECT_ERROR (negotiation error: the IWARP_ERR_MPA_* code,
+ *     -ECONNRESET; R=1 Reply: IWARP_ERR_MPA_REJECTED + the peer's private
+ *     data), UNREACHABLE (TCP connect failed otherwise: status -errno,
+ *     e.g. -ETIMEDOUT, -ENETUNREACH, -EHOSTUNREACH), CONNECT_ERROR
+ *     (negotiation error: the IWARP_ERR_MPA_* code,
  *     after a TERMINATE LLP/MPA for a well-formed Reply; stream lost:
  *     -ECONNRESET or -errno, Reply deadline: -ETIMEDOUT), ESTABLISHED (QP
  *     in RTS, the Reply's private data, negotiated IRD/ORD);

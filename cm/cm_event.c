@@ -146,9 +146,9 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 
 	if (id->state == CM_S_DEAD)
 		return 0;
-	iw_log("cm id %p: %s status %d (src port %u, dst port %u)",
-	       (void *)id, iwarp_cm_event_str(type), status,
-	       cm_sa_port(&id->pub.src_addr), cm_sa_port(&id->pub.dst_addr));
+	iw_log("cm id %p: %s status %d (src port %u, dst port %u)", (void *)id,
+	       iwarp_cm_event_str(type), status, cm_sa_port(&id->pub.src_addr),
+	       cm_sa_port(&id->pub.dst_addr));
 	ev = iw_calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;

@@ -449,8 +449,8 @@ int engine_connect(struct engine *eng, const struct sockaddr *dst,
 		close(fd);
 		return rc;
 	}
-	rc = engine_connect_fd(eng, fd, dst, dst_len, timeout_ms,
-			       on_connected, arg, out);
+	rc = engine_connect_fd(eng, fd, dst, dst_len, timeout_ms, on_connected,
+			       arg, out);
 	if (rc)
 		close(fd);
 	return rc;

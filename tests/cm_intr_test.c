@@ -23,8 +23,8 @@
 
 #define WAIT_MS 20000 /* bound of the helper's signalling */
 
-static atomic_int handled;	/* SIGALRM handler runs */
-static atomic_int waiter_done;	/* the wait returned */
+static atomic_int handled;     /* SIGALRM handler runs */
+static atomic_int waiter_done; /* the wait returned */
 
 static void on_alrm(int sig)
 {
@@ -145,8 +145,8 @@ START_TEST(test_cm_wait_restarts)
 
 	ck_assert_ptr_nonnull(ch);
 	memset(&h, 0, sizeof(h));
-	ck_assert_int_eq(iwarp_cm_create_id(ch, NULL, &h.id, NULL, IWARP_PS_TCP),
-			 0);
+	ck_assert_int_eq(
+		iwarp_cm_create_id(ch, NULL, &h.id, NULL, IWARP_PS_TCP), 0);
 	only_alrm_caught();
 	set_handler(SA_RESTART); /* the wait goes on until the event */
 	h.signals_before_event = 3;

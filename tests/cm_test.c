@@ -497,8 +497,9 @@ START_TEST(test_bind_reserves_port)
 	close(fd);
 	ck_assert_int_eq(
 		iwarp_cm_create_id(s.ch, s.ctx, &l2, NULL, IWARP_PS_TCP), 0);
-	ck_assert_int_eq(iwarp_cm_bind_addr(l2, (struct sockaddr *)&l->src_addr),
-			 -EADDRINUSE);
+	ck_assert_int_eq(
+		iwarp_cm_bind_addr(l2, (struct sockaddr *)&l->src_addr),
+		-EADDRINUSE);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l2), 0);
 	/* listen on the port bind took */
 	ck_assert_int_eq(iwarp_cm_listen(l, 4), 0);

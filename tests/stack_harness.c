@@ -87,8 +87,8 @@ static uint16_t refused_port(int *fd)
 /*
  * No CM event is left on |s|'s channel: a refused connect goes through the
  * same engine and channel, and its ADDR_RESOLVED, ROUTE_RESOLVED and
- * REJECTED (-ECONNREFUSED) must be the next events (an event left over from the test
- * would come first and fail st_cm_expect).
+ * REJECTED (-ECONNREFUSED) must be the next events (an event left over
+ * from the test would come first and fail st_cm_expect).
  */
 static void side_expect_no_cm_event(struct st_side *s)
 {
