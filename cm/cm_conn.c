@@ -5,9 +5,11 @@
  * datapath (verbs/qp_conn.h) once MPA is negotiated. Engine thread only.
  *
  * Events this file raises (see iwarp_cm_get_event(3)):
- *   initiator: UNREACHABLE (TCP connect failed: status -errno),
- *     REJECTED (R=1 Reply: IWARP_ERR_MPA_REJECTED + the peer's private
- *     data), CONNECT_ERROR (negotiation error: the IWARP_ERR_MPA_* code,
+ *   initiator: REJECTED (TCP connect refused: status -ECONNREFUSED or
+ *     -ECONNRESET; R=1 Reply: IWARP_ERR_MPA_REJECTED + the peer's private
+ *     data), UNREACHABLE (TCP connect failed otherwise: status -errno,
+ *     e.g. -ETIMEDOUT, -ENETUNREACH, -EHOSTUNREACH), CONNECT_ERROR
+ *     (negotiation error: the IWARP_ERR_MPA_* code,
  *     after a TERMINATE LLP/MPA for a well-formed Reply; stream lost:
  *     -ECONNRESET or -errno, Reply deadline: -ETIMEDOUT), ESTABLISHED (QP
  *     in RTS, the Reply's private data, negotiated IRD/ORD);
@@ -129,6 +131,10 @@ void cm_conn_teardown(struct cm_id *id)
 		id->creq = NULL;
 	}
 	cm_ep_release(id);
+	if (id->sock_held) {
+		close(id->sock);
+		id->sock_held = false;
+	}
 	if (id->conn) {
 		qp_conn_destroy(id->conn);
 		id->conn = NULL;
@@ -831,11 +837,14 @@ int cm_conn_listen(struct cm_id *id, int backlog)
 	socklen_t len = sizeof(ss);
 	int err;
 
-	err = engine_listen(id->eng, (struct sockaddr *)&id->pub.src_addr,
-			    cm_addr_len(&id->pub.src_addr), backlog,
-			    cm_on_accept, id, &id->lst);
+	if (!id->sock_held)
+		return -EINVAL; /* bind_addr gave every bound id its socket */
+	/* the socket bind_addr bound (and its port) starts listening */
+	err = engine_listen_fd(id->eng, id->sock, backlog, cm_on_accept, id,
+			       &id->lst);
 	if (err)
 		return err;
+	id->sock_held = false; /* the listener's now */
 	if (engine_listener_addr(id->lst, &ss, &len) == 0)
 		memcpy(&id->pub.src_addr, &ss, len);
 	id->state = CM_S_LISTEN;
@@ -851,8 +860,18 @@ static void cm_on_connected(void *arg, int fd)
 
 	id->creq = NULL;
 	if (fd < 0) {
-		cm_event_push(id, NULL, IWARP_CM_EVENT_UNREACHABLE, fd, NULL, 0,
-			      0, 0);
+		/*
+		 * As the kernel's iWARP CM reports a failed connect: nobody
+		 * listening (the peer's RST answering our SYN: -ECONNREFUSED,
+		 * or a reset during the handshake: -ECONNRESET) is REJECTED,
+		 * like a refusal by the peer's CM; any other failure (no
+		 * answer in time, no route) UNREACHABLE.
+		 */
+		cm_event_push(id, NULL,
+			      fd == -ECONNREFUSED || fd == -ECONNRESET
+				      ? IWARP_CM_EVENT_REJECTED
+				      : IWARP_CM_EVENT_UNREACHABLE,
+			      fd, NULL, 0, 0, 0);
 		cm_mpa_free(id);
 		id->state = CM_S_CLOSED;
 		return;
@@ -878,8 +897,6 @@ int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
 {
 	const struct iwarp_context_attr *a = &id->pub.verbs->attr;
 	struct mpa_neg_params p;
-	const struct sockaddr *src = NULL;
-	socklen_t slen = 0;
 	int err;
 
 	switch (id->state) {
@@ -926,19 +943,22 @@ int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
 				   a->mpa_rep_timeout_ms);
 	if (err)
 		goto err_mpa;
-	if (id->src_bound) {
-		src = (const struct sockaddr *)&id->pub.src_addr;
-		slen = cm_addr_len(&id->pub.src_addr);
+	if (!id->sock_held) {
+		err = -EINVAL; /* resolve_addr bound every resolved id */
+		goto err_mpa;
 	}
+	/* from the socket resolve_addr bound: the port reported since */
 	id->state = CM_S_CONNECTING;
-	err = engine_connect(id->eng, (struct sockaddr *)&id->pub.dst_addr,
-			     cm_addr_len(&id->pub.dst_addr), src, slen,
-			     a->mpa_rep_timeout_ms, cm_on_connected, id,
-			     &id->creq);
+	err = engine_connect_fd(id->eng, id->sock,
+				(struct sockaddr *)&id->pub.dst_addr,
+				cm_addr_len(&id->pub.dst_addr),
+				a->mpa_rep_timeout_ms, cm_on_connected, id,
+				&id->creq);
 	if (err) {
 		id->state = CM_S_ROUTE_RESOLVED;
 		goto err_mpa;
 	}
+	id->sock_held = false; /* the connect request's now */
 	return 0;
 
 err_mpa:

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,7 +19,9 @@
 #include <unistd.h>
 
 #include "cm/cm_int.h"
+#include "util/log.h"
 #include "util/mem.h"
+#include "util/thread.h"
 #include "verbs/verbs.h"
 
 /* Contexts in INLINE progress mode one get_event call drives at most. */
@@ -124,6 +127,16 @@ iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel)
 	iw_free(ch);
 }
 
+/* The port of |ss| in host order (0 for another family), for the log. */
+static unsigned int cm_sa_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
 int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 		  enum iwarp_cm_event_type type, int status, const uint8_t *pd,
 		  size_t len, uint8_t rr, uint8_t id_depth)
@@ -133,6 +146,9 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 
 	if (id->state == CM_S_DEAD)
 		return 0;
+	iw_log("cm id %p: %s status %d (src port %u, dst port %u)", (void *)id,
+	       iwarp_cm_event_str(type), status, cm_sa_port(&id->pub.src_addr),
+	       cm_sa_port(&id->pub.dst_addr));
 	ev = iw_calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
@@ -332,7 +348,9 @@ IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		r = poll(&pfd, 1, n || held ? 1 : -1);
-		if (r < 0 && errno != EINTR)
+		/* a handler without SA_RESTART ends the wait, as it ends
+		 * librdmacm's read(2) on the channel fd (util/thread.h) */
+		if (r < 0 && (errno != EINTR || iw_wait_interrupted()))
 			return -errno;
 	}
 }

@@ -17,6 +17,7 @@
 
 #include "cm/cm_int.h"
 #include "cm/cm_qp.h"
+#include "io/net.h"
 #include "io/tls.h"
 #include "util/mem.h"
 #include "verbs/qp_conn.h"
@@ -223,15 +224,44 @@ IWARP_EXPORT int iwarp_cm_migrate_id(struct iwarp_cm_id *pub,
 	return rc;
 }
 
+/*
+ * Binds a TCP socket of the id to |addr| (port 0: a free one) and reports
+ * the bound address in src_addr at once, as rdma_bind_addr gives the id its
+ * port at bind time; the socket holds the port until the id listens or
+ * connects from it (or is destroyed). Engine thread.
+ */
+static int cm_sock_bind(struct cm_id *id, const struct sockaddr *addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int fd;
+
+	fd = engine_tcp_bind(addr, sa_len(addr));
+	if (fd < 0)
+		return fd;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	memset(&id->pub.src_addr, 0, sizeof(id->pub.src_addr));
+	memcpy(&id->pub.src_addr, &ss, len);
+	id->sock = fd;
+	id->sock_held = true;
+	return 0;
+}
+
 static int op_bind(struct cm_call *c)
 {
 	struct cm_id *id = c->id;
+	int err;
 
 	if (id->state != CM_S_IDLE)
 		return -EINVAL;
-	memset(&id->pub.src_addr, 0, sizeof(id->pub.src_addr));
-	memcpy(&id->pub.src_addr, c->src, sa_len(c->src));
-	id->src_bound = true;
+	err = cm_sock_bind(id, c->src);
+	if (err)
+		return err;
 	id->state = CM_S_BOUND;
 	return 0;
 }
@@ -274,30 +304,67 @@ static int cm_route_src(const struct sockaddr *dst,
 	return err;
 }
 
+/* Whether |ss| is the wildcard address of its family. */
+static bool sa_is_any(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(
+			&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return false;
+}
+
+/*
+ * rdma_resolve_addr: an id not yet bound is bound first (to |src|, else to
+ * the wildcard address of the destination's family, port 0), so it has its
+ * source port from now on, and its connection leaves from that port; a
+ * bound id keeps its binding (|src| is not looked at) but must be of the
+ * destination's family. A wildcard source address then becomes the one
+ * the route toward |dst| uses, the port staying.
+ */
 static int op_resolve_addr(struct cm_call *c)
 {
 	struct cm_id *id = c->id;
-	struct sockaddr_storage src;
-	int err = 0;
+	struct sockaddr_storage any, route;
+	int err;
 
 	if (id->state != CM_S_IDLE && id->state != CM_S_BOUND)
 		return -EINVAL;
-	if (c->src) {
-		memset(&id->pub.src_addr, 0, sizeof(id->pub.src_addr));
-		memcpy(&id->pub.src_addr, c->src, sa_len(c->src));
-		id->src_bound = true;
+	if (id->state == CM_S_IDLE) {
+		if (!c->src) {
+			memset(&any, 0, sizeof(any));
+			any.ss_family = c->dst->sa_family;
+		}
+		err = cm_sock_bind(id, c->src ? c->src
+					      : (const struct sockaddr *)&any);
+		if (err)
+			return err;
+		id->state = CM_S_BOUND;
+	} else if (id->pub.src_addr.ss_family != c->dst->sa_family) {
+		return -EINVAL;
 	}
 	memset(&id->pub.dst_addr, 0, sizeof(id->pub.dst_addr));
 	memcpy(&id->pub.dst_addr, c->dst, sa_len(c->dst));
-	if (!id->src_bound) {
-		err = cm_route_src(c->dst, &src);
-		if (!err)
-			id->pub.src_addr = src;
-	}
-	if (err) {
-		/* librdmacm: the failure comes as ADDR_ERROR */
-		return cm_event_push(id, NULL, IWARP_CM_EVENT_ADDR_ERROR, err,
-				     NULL, 0, 0, 0);
+	if (sa_is_any(&id->pub.src_addr)) {
+		err = cm_route_src(c->dst, &route);
+		if (err) {
+			/* librdmacm: the failure comes as ADDR_ERROR; the id
+			 * stays bound */
+			return cm_event_push(id, NULL,
+					     IWARP_CM_EVENT_ADDR_ERROR, err,
+					     NULL, 0, 0, 0);
+		}
+		if (route.ss_family == AF_INET)
+			((struct sockaddr_in *)&route)->sin_port =
+				((struct sockaddr_in *)&id->pub.src_addr)
+					->sin_port;
+		else
+			((struct sockaddr_in6 *)&route)->sin6_port =
+				((struct sockaddr_in6 *)&id->pub.src_addr)
+					->sin6_port;
+		id->pub.src_addr = route;
 	}
 	id->state = CM_S_ADDR_RESOLVED;
 	return cm_event_push(id, NULL, IWARP_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0,
@@ -428,13 +495,31 @@ int cm_listen_stats_get(struct iwarp_cm_id *pub, struct cm_listen_stats *out)
 
 IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)
 {
+	struct cm_id *id;
 	struct cm_call c;
 
 	if (!pub)
 		return -EINVAL;
+	id = cm_id_from_pub(pub);
 	memset(&c, 0, sizeof(c));
 	c.a = backlog > 0 ? backlog : CM_BACKLOG_DEFAULT;
-	return cm_call(cm_id_from_pub(pub), &c, op_listen);
+	/*
+	 * The socket starts listening here, on the caller's thread, as
+	 * rdma_listen's does in the caller's system call: a peer told the
+	 * port right before (qperf 0.4.11 sends it between rdma_bind_addr
+	 * and rdma_listen) is refused only while the caller itself has not
+	 * reached this call, not also until the engine thread gets to run
+	 * on a loaded machine. Only a bound id whose op_listen cannot refuse
+	 * (the same checks); state, sock and tls change only inside calls on
+	 * this id, which the caller serializes and engine_call_sync orders,
+	 * so reading them here is safe. op_listen's own listen(2) then only
+	 * confirms the backlog.
+	 */
+	if (id->state == CM_S_BOUND && id->sock_held &&
+	    (!id->tls || io_tls_ctx_can_serve(id->tls)) &&
+	    listen(id->sock, c.a) < 0)
+		return -errno;
+	return cm_call(id, &c, op_listen);
 }
 
 /* Swaps the id's TLS context for c->tls (engine thread). */

@@ -117,7 +117,10 @@ struct cm_id {
 
 	/* ---- engine thread ---- */
 	enum cm_state state;
-	bool src_bound;		       /* bind_addr/resolve src: bind it */
+	bool sock_held;		       /* |sock| is ours (not yet listening
+					  or connecting) */
+	int sock;		       /* TCP socket bound by bind_addr or
+					  resolve_addr: it holds the port */
 	struct listener *lst;	       /* CM_S_LISTEN */
 	struct cm_id *pending;	       /* listener: hidden children */
 	struct cm_id *parent;	       /* hidden child: its listener */

@@ -19,6 +19,12 @@ tests_cm_mpa_test_LDADD = $(IWTEST_LINK)
 tests_cm_test_SOURCES = tests/cm_test.c
 tests_cm_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_cm_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+# Blocking waits and signals (EINTR as rdma-core's read(2)).
+check_PROGRAMS += tests/cm_intr_test
+TESTS += tests/cm_intr_test
+tests_cm_intr_test_SOURCES = tests/cm_intr_test.c
+tests_cm_intr_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_cm_intr_test_LDADD = $(IWTEST_LINK) $(PTHREAD_LIBS)
 endif
 
 # Object lifetimes under races and floods (destroy orders, pending cap).

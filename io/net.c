@@ -203,30 +203,51 @@ static void lst_start(void *arg)
 	lst_arm(l);
 }
 
-int engine_listen(struct engine *eng, const struct sockaddr *addr,
-		  socklen_t addr_len, int backlog, engine_accept_cb on_accept,
-		  void *arg, struct listener **out)
+/* The port of |addr| (network order; 0 for another family). */
+static uint16_t sa_port_of(const struct sockaddr *addr)
+{
+	if (addr->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)addr)
+			->sin_port;
+	if (addr->sa_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)(const void *)addr)
+			->sin6_port;
+	return 0;
+}
+
+int engine_tcp_bind(const struct sockaddr *addr, socklen_t addr_len)
+{
+	int fd, one = 1, rc;
+
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* SO_REUSEADDR only for a port given: a server restarting on its
+	 * port while old connections sit in TIME_WAIT. A port the kernel
+	 * picks has none, and without the option nobody else can bind it
+	 * (not even with SO_REUSEADDR) while it is held. */
+	if ((sa_port_of(addr) &&
+	     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0) ||
+	    bind(fd, addr, addr_len) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int engine_listen_fd(struct engine *eng, int fd, int backlog,
+		     engine_accept_cb on_accept, void *arg,
+		     struct listener **out)
 {
 	struct listener *l;
-	int one = 1, rc;
 
+	if (listen(fd, backlog) < 0)
+		return -errno;
 	l = iw_calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (l->fd < 0) {
-		rc = -errno;
-		iw_free(l);
-		return rc;
-	}
-	if (setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) <
-		    0 ||
-	    bind(l->fd, addr, addr_len) < 0 || listen(l->fd, backlog) < 0) {
-		rc = -errno;
-		close(l->fd);
-		iw_free(l);
-		return rc;
-	}
+	l->fd = fd;
 	if (eng->cc[0])
 		setsockopt(l->fd, IPPROTO_TCP, TCP_CONGESTION, eng->cc,
 			   (socklen_t)strlen(eng->cc));
@@ -240,6 +261,21 @@ int engine_listen(struct engine *eng, const struct sockaddr *addr,
 	engine_work_queue(eng, &l->start);
 	*out = l;
 	return 0;
+}
+
+int engine_listen(struct engine *eng, const struct sockaddr *addr,
+		  socklen_t addr_len, int backlog, engine_accept_cb on_accept,
+		  void *arg, struct listener **out)
+{
+	int fd, rc;
+
+	fd = engine_tcp_bind(addr, addr_len);
+	if (fd < 0)
+		return fd;
+	rc = engine_listen_fd(eng, fd, backlog, on_accept, arg, out);
+	if (rc)
+		close(fd);
+	return rc;
 }
 
 int engine_listener_addr(struct listener *lst, struct sockaddr_storage *ss,
@@ -368,32 +404,19 @@ static void conn_start(void *arg)
 	engine_submit(c->eng);
 }
 
-int engine_connect(struct engine *eng, const struct sockaddr *dst,
-		   socklen_t dst_len, const struct sockaddr *src,
-		   socklen_t src_len, unsigned int timeout_ms,
-		   engine_connect_cb on_connected, void *arg,
-		   struct connect_req **out)
+int engine_connect_fd(struct engine *eng, int fd, const struct sockaddr *dst,
+		      socklen_t dst_len, unsigned int timeout_ms,
+		      engine_connect_cb on_connected, void *arg,
+		      struct connect_req **out)
 {
 	struct connect_req *c;
-	int rc;
 
 	if (dst_len > sizeof(c->dst))
 		return -EINVAL;
 	c = iw_calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->fd = socket(dst->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0) {
-		rc = -errno;
-		iw_free(c);
-		return rc;
-	}
-	if (src && bind(c->fd, src, src_len) < 0) {
-		rc = -errno;
-		close(c->fd);
-		iw_free(c);
-		return rc;
-	}
+	c->fd = fd;
 	/* before the SYN, so the handshake already uses it */
 	engine_tcp_setup(c->fd, engine_cc(eng));
 	memcpy(&c->dst, dst, dst_len);
@@ -408,6 +431,29 @@ int engine_connect(struct engine *eng, const struct sockaddr *dst,
 		*out = c;
 	engine_work_queue(eng, &c->start);
 	return 0;
+}
+
+int engine_connect(struct engine *eng, const struct sockaddr *dst,
+		   socklen_t dst_len, const struct sockaddr *src,
+		   socklen_t src_len, unsigned int timeout_ms,
+		   engine_connect_cb on_connected, void *arg,
+		   struct connect_req **out)
+{
+	int fd, rc;
+
+	fd = socket(dst->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (src && bind(fd, src, src_len) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rc = engine_connect_fd(eng, fd, dst, dst_len, timeout_ms, on_connected,
+			       arg, out);
+	if (rc)
+		close(fd);
+	return rc;
 }
 
 void engine_connect_cancel(struct connect_req *c)

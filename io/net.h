@@ -23,7 +23,7 @@ typedef void (*engine_accept_cb)(void *arg, int fd, const struct sockaddr *peer,
 				 socklen_t peer_len);
 
 /*
- * Listens on |addr| (SO_REUSEADDR; port 0 = any, see engine_listener_addr)
+ * Listens on |addr| (engine_tcp_bind; port 0 = any, see engine_listener_addr)
  * and accepts with io_uring (multishot when the kernel has it).
  * Socket, bind and listen happen in the caller, so their errors come back
  * here; accepting starts on the engine thread. Any thread.
@@ -35,6 +35,25 @@ typedef void (*engine_accept_cb)(void *arg, int fd, const struct sockaddr *peer,
 int engine_listen(struct engine *eng, const struct sockaddr *addr,
 		  socklen_t addr_len, int backlog, engine_accept_cb on_accept,
 		  void *arg, struct listener **out);
+
+/*
+ * A TCP socket (SOCK_CLOEXEC) bound to |addr|: port 0 takes a free port
+ * now, which getsockname() reports, and holds it (no other socket binds
+ * it) until the socket listens (engine_listen_fd), connects
+ * (engine_connect_fd) or is closed. A port given is bound with
+ * SO_REUSEADDR, as listeners are (a restart beside TIME_WAIT connections).
+ * Any thread. The fd, or -errno.
+ */
+int engine_tcp_bind(const struct sockaddr *addr, socklen_t addr_len);
+
+/*
+ * engine_listen on the bound socket |fd| (engine_tcp_bind). On success the
+ * listener owns |fd|; on failure (-errno of listen(2), -ENOMEM) the caller
+ * still does.
+ */
+int engine_listen_fd(struct engine *eng, int fd, int backlog,
+		     engine_accept_cb on_accept, void *arg,
+		     struct listener **out);
 
 /* The bound address of |lst| (getsockname). Any thread. 0 or -errno. */
 int engine_listener_addr(struct listener *lst, struct sockaddr_storage *ss,
@@ -67,6 +86,17 @@ int engine_connect(struct engine *eng, const struct sockaddr *dst,
 		   socklen_t src_len, unsigned int timeout_ms,
 		   engine_connect_cb on_connected, void *arg,
 		   struct connect_req **out);
+
+/*
+ * engine_connect from the TCP socket |fd| (bound or not; not yet
+ * connected). On success the request owns |fd| (the callback gets it, or
+ * -errno and it is closed); on failure (-EINVAL, -ENOMEM) the caller still
+ * does.
+ */
+int engine_connect_fd(struct engine *eng, int fd, const struct sockaddr *dst,
+		      socklen_t dst_len, unsigned int timeout_ms,
+		      engine_connect_cb on_connected, void *arg,
+		      struct connect_req **out);
 
 /* Cancels a pending connect: its callback will not run. Engine thread. */
 void engine_connect_cancel(struct connect_req *req);

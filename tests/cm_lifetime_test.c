@@ -749,8 +749,9 @@ static int emfile_child(void)
 	}
 	/*
 	 * No descriptor left: the limit right above the highest, holes
-	 * filled, one kept for the listening socket. Before the listener
-	 * arms its accept (the kernel takes the limit at submission).
+	 * filled (the listening socket exists since bind_addr, which took
+	 * the port). Before the listener arms its accept (the kernel takes
+	 * the limit at submission).
 	 */
 	getrlimit(RLIMIT_NOFILE, &rl);
 	rl.rlim_cur = (rlim_t)max_fd() + 2;
@@ -763,7 +764,6 @@ static int emfile_child(void)
 	}
 	if (errno != EMFILE || !nfill)
 		return 15;
-	close(fill[--nfill]);
 	if (iwarp_cm_listen(l, 16))
 		return 16;
 	memcpy(&sin, &l->src_addr, sizeof(sin));

@@ -246,7 +246,7 @@ static uint16_t refused_port(int *fd)
 /*
  * Shows that |s->ch| holds no stray event: a connect to a refused port
  * goes through the same engine and channel, and its ADDR_RESOLVED,
- * ROUTE_RESOLVED and UNREACHABLE must be the next events (expect_ev fails
+ * ROUTE_RESOLVED and REJECTED must be the next events (expect_ev fails
  * on anything queued before them).
  */
 static void expect_no_stray_event(struct side *s)
@@ -257,7 +257,7 @@ static void expect_no_stray_event(struct side *s)
 
 	c = client_to(s, "127.0.0.1", refused_port(&fd));
 	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
-	ev = expect_ev(s->ch, IWARP_CM_EVENT_UNREACHABLE);
+	ev = expect_ev(s->ch, IWARP_CM_EVENT_REJECTED);
 	ck_assert_ptr_eq(ev->id, c);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	iwarp_cm_destroy_qp(c);
@@ -373,9 +373,9 @@ START_TEST(test_resolve_and_listen)
 		ck_assert_int_eq(iwarp_cm_create_id(s.ch, s.ctx, &l2, NULL,
 						    IWARP_PS_TCP),
 				 0);
+		/* bind takes the port: refused there, as rdma_bind_addr */
 		ck_assert_int_eq(iwarp_cm_bind_addr(l2, (struct sockaddr *)&ss),
-				 0);
-		ck_assert_int_eq(iwarp_cm_listen(l2, 1), -EADDRINUSE);
+				 -EADDRINUSE);
 		ck_assert_int_eq(iwarp_cm_destroy_id(l2), 0);
 	}
 	ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
@@ -387,7 +387,7 @@ END_TEST
 
 /* ---- failures before ESTABLISHED ---- */
 
-START_TEST(test_unreachable)
+START_TEST(test_refused_is_rejected)
 {
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
@@ -402,7 +402,8 @@ START_TEST(test_unreachable)
 	side_open(&s, &a);
 	c = client_to(&s, "127.0.0.1", port);
 	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
-	ev = expect_ev(s.ch, IWARP_CM_EVENT_UNREACHABLE);
+	/* the kernel's iWARP CM: a refused TCP connect is REJECTED */
+	ev = expect_ev(s.ch, IWARP_CM_EVENT_REJECTED);
 	ck_assert_int_eq(ev->status, -ECONNREFUSED);
 	ck_assert_ptr_eq(ev->id, c);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
@@ -411,6 +412,153 @@ START_TEST(test_unreachable)
 	close(fd);
 	side_close(&s);
 	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
+/*
+ * A connect that gets no answer (a listener whose accept queue is full
+ * drops the SYN) is UNREACHABLE with -ETIMEDOUT once the connect bound
+ * (mpa_rep_timeout_ms) has passed.
+ */
+START_TEST(test_timeout_is_unreachable)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *c;
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	struct side s;
+	int lfd, fill[2], i;
+
+	/* backlog 0: one connection waits in the accept queue, the next
+	 * SYN is dropped (the queue is full) */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(lfd, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(lfd, 0), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	for (i = 0; i < 2; i++) {
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ck_assert_int_ge(fill[i], 0);
+		connect(fill[i], (struct sockaddr *)&sin, sizeof(sin));
+	}
+	attr_fast(&a);
+	a.mpa_rep_timeout_ms = 1500; /* also the TCP connect bound */
+	side_open(&s, &a);
+	c = client_to(&s, "127.0.0.1", ntohs(sin.sin_port));
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+	ev = expect_ev(s.ch, IWARP_CM_EVENT_UNREACHABLE);
+	ck_assert_int_eq(ev->status, -ETIMEDOUT);
+	ck_assert_ptr_eq(ev->id, c);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	destroy(c);
+	side_close(&s);
+	for (i = 0; i < 2; i++)
+		close(fill[i]);
+	close(lfd);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
+/*
+ * bind_addr with port 0 gives the id its port at once (as rdma_bind_addr):
+ * src_addr shows it right after the call, nobody else can bind it before
+ * the listen, and the listen keeps it.
+ */
+START_TEST(test_bind_reserves_port)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct sockaddr_storage ss;
+	struct sockaddr_in sin;
+	struct iwarp_cm_id *l, *l2;
+	struct side s;
+	uint16_t port;
+	int fd;
+
+	attr_fast(&a);
+	side_open(&s, &a);
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s.ch, s.ctx, &l, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
+	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
+	port = sa_port(&l->src_addr);
+	ck_assert_uint_ne(port, 0);
+	/* the port is taken: by a plain socket, and by another id */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	memcpy(&sin, &l->src_addr, sizeof(sin));
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), -1);
+	ck_assert_int_eq(errno, EADDRINUSE);
+	close(fd);
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s.ch, s.ctx, &l2, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(
+		iwarp_cm_bind_addr(l2, (struct sockaddr *)&l->src_addr),
+		-EADDRINUSE);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l2), 0);
+	/* listen on the port bind took */
+	ck_assert_int_eq(iwarp_cm_listen(l, 4), 0);
+	ck_assert_uint_eq(sa_port(&l->src_addr), port);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	/* destroying the id frees the port: an id binds it again */
+	ck_assert_int_eq(
+		iwarp_cm_create_id(s.ch, s.ctx, &l2, NULL, IWARP_PS_TCP), 0);
+	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
+	ck_assert_int_eq(iwarp_cm_bind_addr(l2, (struct sockaddr *)&ss), 0);
+	ck_assert_uint_eq(sa_port(&l2->src_addr), port);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l2), 0);
+	side_close(&s);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
+/*
+ * resolve_addr binds an unbound id (as rdma_resolve_addr does): its source
+ * port is known from ADDR_RESOLVED on, and the connection leaves from it
+ * (the responder sees it as the peer's port).
+ */
+START_TEST(test_resolve_binds_source_port)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_event *ev;
+	struct iwarp_cm_id *l, *c, *child;
+	struct iwarp_qp_init_attr qa;
+	struct side srv, cli;
+	uint16_t port, sport;
+
+	attr_fast(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	l = listen_on(&srv, "127.0.0.1", &port);
+	c = client_to(&cli, "127.0.0.1", port);
+	sport = sa_port(&c->src_addr);
+	ck_assert_uint_ne(sport, 0);
+	ck_assert_int_eq(c->src_addr.ss_family, AF_INET);
+	ck_assert_uint_eq(((struct sockaddr_in *)&c->src_addr)->sin_addr.s_addr,
+			  htonl(INADDR_LOOPBACK));
+	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
+	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	ck_assert_uint_eq(sa_port(&child->dst_addr), sport);
+	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+	qp_attr(&srv, &qa);
+	ck_assert_int_eq(iwarp_cm_create_qp(child, srv.pd, &qa), 0);
+	ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
+	ack_ev(srv.ch, IWARP_CM_EVENT_ESTABLISHED);
+	ack_ev(cli.ch, IWARP_CM_EVENT_ESTABLISHED);
+	ck_assert_uint_eq(sa_port(&c->src_addr), sport);
+	destroy(c);
+	destroy(child);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	side_close(&cli);
+	side_close(&srv);
+	wait_mem(base);
 }
 END_TEST
 
@@ -631,8 +779,10 @@ START_TEST(test_destroy_listener_with_pending)
 		 * backlog when the listener closed) during the connect */
 		ck_assert(ch_ready(cli.ch, WAIT_MS));
 		ck_assert_int_eq(iwarp_cm_get_event(cli.ch, &ev), 0);
-		ck_assert(ev->event == IWARP_CM_EVENT_CONNECT_ERROR ||
-			  ev->event == IWARP_CM_EVENT_UNREACHABLE);
+		ck_assert_msg(ev->event == IWARP_CM_EVENT_CONNECT_ERROR ||
+				      ev->event == IWARP_CM_EVENT_REJECTED,
+			      "%s status %d", iwarp_cm_event_str(ev->event),
+			      ev->status);
 		ck_assert_int_lt(ev->status, 0);
 		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	}
@@ -1387,7 +1537,10 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, test_channel_and_default_context);
 	tcase_add_test(tc, test_getaddr);
 	tcase_add_test(tc, test_resolve_and_listen);
-	tcase_add_test(tc, test_unreachable);
+	tcase_add_test(tc, test_refused_is_rejected);
+	tcase_add_test(tc, test_timeout_is_unreachable);
+	tcase_add_test(tc, test_bind_reserves_port);
+	tcase_add_test(tc, test_resolve_binds_source_port);
 	tcase_add_test(tc, test_reject_with_private_data);
 	tcase_add_test(tc, test_hostile_clients);
 	tcase_add_test(tc, test_bad_responders);

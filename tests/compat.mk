@@ -6,7 +6,7 @@
 COMPAT_RDMACM_ROWS = tests/compat/rping_self.sh tests/compat/rping_iwarp_ping.sh \
 	tests/compat/ib_send_bw.sh tests/compat/ib_write_bw.sh tests/compat/ib_read_bw.sh \
 	tests/compat/ib_send_lat.sh tests/compat/ib_write_lat.sh tests/compat/ib_read_lat.sh \
-	tests/compat/qperf_rc_bw.sh \
+	tests/compat/qperf_rc_bw.sh tests/compat/qperf_rc_lat.sh \
 	tests/compat/fi_pingpong_msg.sh tests/compat/fi_pingpong_rdm.sh \
 	tests/compat/mpi_pingpong.sh
 TESTS += $(COMPAT_RDMACM_ROWS)

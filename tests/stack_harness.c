@@ -87,8 +87,8 @@ static uint16_t refused_port(int *fd)
 /*
  * No CM event is left on |s|'s channel: a refused connect goes through the
  * same engine and channel, and its ADDR_RESOLVED, ROUTE_RESOLVED and
- * UNREACHABLE must be the next events (an event left over from the test
- * would come first and fail st_cm_expect).
+ * REJECTED (-ECONNREFUSED) must be the next events (an event left over
+ * from the test would come first and fail st_cm_expect).
  */
 static void side_expect_no_cm_event(struct st_side *s)
 {
@@ -120,7 +120,7 @@ static void side_expect_no_cm_event(struct st_side *s)
 	qa.cap.max_recv_sge = 1;
 	ck_assert_int_eq(iwarp_cm_create_qp(id, s->pd, &qa), 0);
 	ck_assert_int_eq(iwarp_cm_connect(id, NULL), 0);
-	st_cm_expect(s->ech, IWARP_CM_EVENT_UNREACHABLE, id);
+	st_cm_expect(s->ech, IWARP_CM_EVENT_REJECTED, id);
 	iwarp_cm_destroy_qp(id);
 	ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
 	ck_assert_int_eq(iwarp_destroy_cq(cq), 0);

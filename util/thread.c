@@ -34,3 +34,23 @@ int iw_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
 	(void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	return -rc;
 }
+
+bool iw_wait_interrupted(void)
+{
+	struct sigaction sa;
+	int sig;
+
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		/* fails for the C library's internal signals: not ours */
+		if (sigaction(sig, NULL, &sa) < 0)
+			continue;
+		if (!(sa.sa_flags & SA_SIGINFO) &&
+		    (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return true;
+	}
+	return false;
+}

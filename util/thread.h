@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 
 /*
  * Fills |set| with every signal a library thread blocks: all signals but
@@ -32,5 +33,17 @@ void iw_thread_sigset(sigset_t *set);
  * Returns 0 or a negative errno (pthread_create's error).
  */
 int iw_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/*
+ * Whether a blocking wait of the library that poll(2) ended with EINTR
+ * must return -EINTR to its caller, as a read(2) on the same descriptor
+ * would: true when the process catches a signal with a handler installed
+ * without SA_RESTART (the kernel restarts read(2) only after handlers
+ * installed with it; poll(2) is never restarted, so it cannot say which).
+ * A program that relies on EINTR to leave a wait (an interval timer that
+ * ends a test) gets it; one whose handlers all use SA_RESTART sees the
+ * wait go on. Thread safety: safe (reads the process's dispositions).
+ */
+bool iw_wait_interrupted(void);
 
 #endif /* IWARP_UTIL_THREAD_H */

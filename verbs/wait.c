@@ -11,11 +11,14 @@
 #include <poll.h>
 
 #include "io/engine.h"
+#include "util/thread.h"
 #include "verbs/verbs.h"
 #include "verbs/wait.h"
 
-/* poll() on |fd| for |ms| (-1 = forever), restarted on EINTR only when
- * forever. Returns 1 readable, 0 not (yet), or -errno. */
+/* poll() on |fd| for |ms| (-1 = forever). A signal handler that ran ends
+ * the wait with -EINTR when it would have ended a read(2) on |fd| (one
+ * installed without SA_RESTART: util/thread.h); otherwise the wait goes
+ * on. Returns 1 readable, 0 not (yet), or -errno. */
 static int fd_poll(int fd, int ms)
 {
 	struct pollfd pfd;
@@ -26,9 +29,9 @@ static int fd_poll(int fd, int ms)
 	do {
 		pfd.revents = 0;
 		r = poll(&pfd, 1, ms);
-	} while (r < 0 && errno == EINTR && ms < 0);
+	} while (r < 0 && errno == EINTR && !iw_wait_interrupted());
 	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
+		return -errno;
 	return r > 0;
 }
 

@@ -5,9 +5,10 @@
  * A native event becomes an rdma_cm_event that points at the native
  * event's private data, so the data stays valid until the application
  * acknowledges the event (rdma_get_cm_event(3)). The event numbers of the
- * native CM are librdmacm's. The status follows the kernel's iWARP CM:
- * negative errno; a TCP connection refused is REJECTED with -ECONNREFUSED,
- * an MPA reject (RFC 5044 §7.1, R bit) likewise.
+ * native CM are librdmacm's, and it reports what the kernel's iWARP CM
+ * does (a TCP connection refused is REJECTED with -ECONNREFUSED). The
+ * status is a negative errno; an MPA reject (RFC 5044 §7.1, R bit) is
+ * REJECTED with -ECONNREFUSED too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,9 +23,6 @@ static void cma_event_fill(struct cma_event *e)
 
 	e->ev.event = (enum rdma_cm_event_type)n->event;
 	e->ev.status = n->status ? -cma_errno(n->status) : 0;
-	if (n->event == IWARP_CM_EVENT_UNREACHABLE &&
-	    n->status == -ECONNREFUSED)
-		e->ev.event = RDMA_CM_EVENT_REJECTED;
 	e->ev.param.conn.private_data = c->private_data;
 	e->ev.param.conn.private_data_len = c->private_data_len;
 	e->ev.param.conn.responder_resources = c->responder_resources;

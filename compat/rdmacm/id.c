@@ -127,49 +127,15 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	return 0;
 }
 
-/*
- * rdma_bind_addr(3) with port 0 gives the id a port at once (the kernel's
- * rdma_cm does, and programs such as qperf read it with
- * rdma_get_src_port() before rdma_listen()), while the native CM picks the
- * port only in iwarp_cm_listen(). So a port is taken here from the kernel
- * with a TCP socket bound to the same address, then handed to the native
- * bind; another program could take it before rdma_listen() binds it again
- * (rdma_listen then fails with EADDRINUSE).
- */
-static int cma_pick_port(struct sockaddr_storage *ss,
-			 const struct sockaddr *addr)
-{
-	socklen_t len = addr->sa_family == AF_INET6
-				? sizeof(struct sockaddr_in6)
-				: sizeof(struct sockaddr_in);
-	int s, ret = 0;
-
-	memcpy(ss, addr, len);
-	s = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	if (bind(s, addr, len) < 0 ||
-	    getsockname(s, (struct sockaddr *)ss, &len) < 0)
-		ret = -errno;
-	close(s);
-	return ret;
-}
-
+/* The native bind gives the id its port at once (port 0: a free one), as
+ * the kernel's rdma_cm does; rdma_get_src_port() reads it from here. */
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
-	struct sockaddr_storage ss;
 	int ret;
 
 	if (!id || !addr) {
 		errno = EINVAL;
 		return -1;
-	}
-	if ((addr->sa_family == AF_INET || addr->sa_family == AF_INET6) &&
-	    cma_port(addr) == 0) {
-		ret = cma_pick_port(&ss, addr);
-		if (ret < 0)
-			return cma_ret(ret);
-		addr = (struct sockaddr *)&ss;
 	}
 	ret = iwarp_cm_bind_addr(cma_id_of(id)->nid, addr);
 	if (ret == 0)
@@ -214,6 +180,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		cma_id_of(id)->sync ? " (sync)" : "", ret);
 	if (ret < 0)
 		return cma_ret(ret);
+	cma_sync_addr(cma_id_of(id)); /* bound now: the source port shows */
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ADDR_RESOLVED);
 }
 
