@@ -27,7 +27,8 @@
 # misreading a split MPA trailer, README),
 # INTEROP_FPDU_MAX (default 1440, see IWARP_FPDU_MAX below), TSHARK,
 # LIBIWARP_SIW_PEER_CACHE (guest cache, see build-guest.sh).
-# Exit: 0 all cases pass, 1 some failed, 77 skipped (not root), 99 setup.
+# Exit: 0 all cases pass (skipped ones aside), 1 some failed, 77 skipped (not
+# root, or every selected case was skipped), 99 setup.
 set -uo pipefail
 shopt -s extglob
 
@@ -51,6 +52,7 @@ PING=$B/tools/iwarp_ping
 BW=$B/tools/iwarp_bw
 DECODE=$B/tools/iwarp_decode
 OOB=$B/tests/interop/oob_write
+RUN=$B/tools/iwarp_run
 
 say() { printf '%s\n' "$*"; }
 now() { printf '%s' "$EPOCHREALTIME"; }
@@ -61,12 +63,16 @@ elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}'; }
 #   role=hc|gc   hc: host (libiwarp) client -> guest server (hostfwd);
 #                gc: guest client -> host (libiwarp) server (10.0.2.2)
 #   size, iters, test (write|read|send), ours (extra options of our tool),
+#   host=compat (the host runs the same stock Debian program as the guest,
+#   rping or perftest, under iwarp_run over the compat libraries), env
+#   (VAR=value put in the host program's environment), count (pings),
 #   wire=on|off|any (CRC on the wire), expect=ok|fail, pat (host log regex
 #   a failure must show), expert (extra allowed expert regex), decode
 #   (verify-capture.sh DECODE mode), valgrind=1, tmo (seconds)
-GROUPS_ORDER=(default crc-required p2p mpa-v1)
+GROUPS_ORDER=(default crc-required p2p mpa-v1 compat)
 declare -A GROUP_KNOBS=(
 	[default]=""
+	[compat]=""
 	[crc-required]="mpa_crc_required=true"
 	[p2p]="peer_to_peer=true"
 	[mpa-v1]="mpa_version=1"
@@ -148,6 +154,52 @@ define_cases() {
 	# (rping's client connects with IRD = ORD = 1 and siw keeps them with
 	# rev 1, so our server's Reads of the rping flow succeed)
 	add mpa-v1 rev1-ping-gc ping "role=gc size=64 wire=off"
+	# unmodified programs on both sides: the guest runs Debian's rping /
+	# perftest on siw, the host runs the same Debian binaries under
+	# iwarp_run (compat libibverbs/librdmacm over libiwarp). Skipped, with
+	# the reason, when the compat libraries or the programs are missing.
+	for role in hc gc; do
+		add compat "compat-rping-$role-64" ping "host=compat role=$role size=64 count=10 wire=off"
+		# the compat context asks for CRC from the environment
+		add compat "compat-rping-$role-65535-crc" ping "host=compat role=$role size=65535 count=10 env=IWARP_CRC=request wire=on"
+	done
+	for t in write read send; do
+		for role in hc gc; do
+			add compat "compat-bw-$t-$role" bw "host=compat role=$role test=$t size=65536 iters=100 tmo=120"
+		done
+	done
+	for t in write read send; do
+		for role in hc gc; do
+			# compat-lat-write-gc: perftest's server (ours) writes first,
+			# as in lat-write-gc
+			local dec=""
+			[ "$t$role" = writegc ] && dec="decode=allow:early-fpdu"
+			add compat "compat-lat-$t-$role" lat "host=compat role=$role test=$t tmo=60 $dec"
+		done
+	done
+}
+
+# compat_skip: why the compat cases cannot run on this host (prints the
+# reason, true), or false when they can
+compat_skip() {
+	local l p
+	for l in librdmacm.so.1 libibverbs.so.1; do
+		[ -e "$B/compat/.libs/$l" ] ||
+			{ echo "compat $l not built (configure found no rdma-core headers, or --disable-compat)"; return 0; }
+	done
+	[ -x "$RUN" ] || { echo "$RUN not built"; return 0; }
+	# stock programs cannot load sanitizer-instrumented libraries
+	case $(ldd "$B/compat/.libs/libibverbs.so.1" 2>/dev/null) in
+	*libasan* | *libubsan* | *libtsan*)
+		echo "compat libraries built with a sanitizer; stock programs cannot load them"
+		return 0 ;;
+	esac
+	for p in rping:rdmacm-utils ib_write_bw:perftest ib_read_bw:perftest ib_send_bw:perftest \
+		ib_write_lat:perftest ib_read_lat:perftest ib_send_lat:perftest; do
+		command -v "${p%%:*}" >/dev/null 2>&1 ||
+			{ echo "${p%%:*} not installed on the host (Debian package ${p#*:})"; return 0; }
+	done
+	return 1
 }
 
 # ------------------------------------------------------------------ guest
@@ -245,8 +297,11 @@ run_case() {   # run_case INDEX GROUP
 	local i=$1 group=$2
 	local name=${C_NAME[$i]} kind=${C_KIND[$i]} P=${CASE_PORT[${C_NAME[$i]}]}
 	local role="" size=64 iters="" test=write ours="" wire=off expect=ok pat="" expert=""
-	local decode=valid valgrind=0 tmo=120 tool="" gkill=0
+	local decode=valid valgrind=0 tmo=120 tool="" gkill=0 host=ours env="" count=20
 	eval "${C_ARGS[$i]}"
+	# host=compat: the stock program under iwarp_run, from this build tree
+	local crun="$RUN --build-dir $B"
+	[ -n "$env" ] && crun="env $env $crun"
 	# A bandwidth test's Writes complete at the sender once the LLP has
 	# them (iWARP has no remote acknowledgement of a Write), so
 	# perftest's final handshake (another connection)
@@ -262,7 +317,6 @@ run_case() {   # run_case INDEX GROUP
 	t0=$(now)
 	case $kind in
 	ping | kill)
-		count=20
 		[ "$kind" = kill ] && count=0
 		local c="-C $count -V -S $size"
 		# kill cases: both tools ping "forever" (100000 pings); our
@@ -273,6 +327,13 @@ run_case() {   # run_case INDEX GROUP
 		if [ "$kind" = kill ] && [ "$tool" = bw ]; then
 			G="ib_send_bw -R -d siw0 -p $P -s 65536 -n 1000000"
 			H="$BW --test send -R -p $P -s 65536 -n 1000000 127.0.0.1"
+		elif [ "$host" = compat ] && [ "$role" = hc ]; then
+			# the client prints every verified ping (-v), judged below
+			G="rping -s -a 10.0.2.15 -p $P $c"
+			H="$crun rping -c -a 127.0.0.1 -p $P $c -v"
+		elif [ "$host" = compat ]; then
+			G="rping -c -a 10.0.2.2 -p $P $c -v"
+			H="$crun rping -s -a 127.0.0.1 -p $P $c"
 		elif [ "$role" = hc ]; then
 			G="rping -s -a 10.0.2.15 -p $P $c"
 			H="$PING -c -a 127.0.0.1 -p $P $c $ours"
@@ -288,7 +349,18 @@ run_case() {   # run_case INDEX GROUP
 		[ "$kind" = lat ] && lat=--latency && size=2 && iters=${iters:-1000}
 		if [ "$size" = all ]; then po="-a"; else po="-s $(size_bytes "$size")"; fi
 		[ -n "$iters" ] && po="$po -n $iters"
-		if [ "$role" = hc ]; then
+		if [ "$host" = compat ]; then
+			# the same perftest program on both sides; -F: no CPU
+			# frequency warning (TCG guest, shared host)
+			local prog="ib_${test}_${kind} -R -F"
+			if [ "$role" = hc ]; then
+				G="$prog -d siw0 -p $P $po"
+				H="$crun $prog -p $P $po 127.0.0.1"
+			else
+				H="$crun $prog -p $P $po"
+				G="$prog -d siw0 -p $P $po 10.0.2.2"
+			fi
+		elif [ "$role" = hc ]; then
 			G="ib_${test}_${kind} -R -d siw0 -p $P $po"
 			H="$BW --test $test $lat -R -p $P $po $ours 127.0.0.1"
 		else
@@ -374,6 +446,16 @@ run_case() {   # run_case INDEX GROUP
 		ok)
 			if [ "$hrc" != 0 ] || [ "$grc" != 0 ]; then
 				res=FAIL detail="exit host=$hrc guest=${grc:-none}"
+			elif [ "$kind" = ping ] && [ "$host" = compat ]; then
+				# rping -v -V: the client prints each ping it verified
+				local clog=$hlog n
+				[ "$role" = gc ] && clog=$d/guest.log
+				n=$(grep -c '^ping data: rdma-ping-' "$clog")
+				if [ "$n" != "$count" ]; then
+					res=FAIL detail="rping client ($([ "$role" = hc ] && echo ours || echo siw)) verified $n pings, want $count"
+				else
+					detail="$n pings of $size octets verified by the $([ "$role" = hc ] && echo host || echo guest) rping client"
+				fi
 			elif [ "$kind" = ping ] && [ "$role" = hc ] &&
 			     ! grep -qE "^20 pings" "$hlog"; then
 				res=FAIL detail="host client did not report 20 pings"
@@ -387,14 +469,15 @@ run_case() {   # run_case INDEX GROUP
 				# server rows: the same, except where perftest's passive
 				# server prints less: only the last size of a Write/Read
 				# BW -a, nothing at all for Read latency
-				local cr sr
+				local cr sr hn=ours gn=perftest
+				[ "$host" = compat ] && hn="host perftest" gn="guest perftest"
 				if [ "$role" = hc ]; then cr=$hr sr=$gr; else cr=$gr sr=$hr; fi
 				if [ "$cr" != "$er" ]; then
-					res=FAIL detail="client rows ($([ "$role" = hc ] && echo ours || echo perftest)) differ from $size x $iters (rows.txt)"
+					res=FAIL detail="client rows ($([ "$role" = hc ] && echo "$hn" || echo "$gn")) differ from $size x $iters (rows.txt)"
 				elif [ "$sr" != "$er" ] && ! { [ "$kind" = bw ] && [ "$size" = all ] && [ "$test" != send ] &&
 				     [ "$sr" = "$(echo "$er" | tail -n1)" ]; } &&
 				     ! { [ "$kind" = lat ] && [ "$test" = read ] && [ -z "$sr" ]; }; then
-					res=FAIL detail="server rows ($([ "$role" = hc ] && echo perftest || echo ours)) differ from $size x $iters (rows.txt)"
+					res=FAIL detail="server rows ($([ "$role" = hc ] && echo "$gn" || echo "$hn")) differ from $size x $iters (rows.txt)"
 				else
 					detail="rows agree: client $(echo "$cr" | wc -l), server $(echo "$sr" | grep -c .)"
 				fi
@@ -715,25 +798,45 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 T0=$(now)
 say "interop matrix: ${#SEL[@]} cases, results in $OUT"
+# a case that cannot run here is counted as skipped, with the reason
+COMPAT_SKIP=$(compat_skip) || COMPAT_SKIP=""
 for g in "${GROUPS_ORDER[@]}"; do
 	idx=()
-	for i in "${SEL[@]}"; do [ "${C_GROUP[$i]}" = "$g" ] && idx+=("$i"); done
+	for i in "${SEL[@]}"; do
+		[ "${C_GROUP[$i]}" = "$g" ] || continue
+		case ${C_ARGS[$i]} in
+		*host=compat*)
+			if [ -n "$COMPAT_SKIP" ]; then
+				RESULTS+=("${C_NAME[$i]}|$g|SKIP|0|$COMPAT_SKIP|")
+				continue
+			fi ;;
+		esac
+		idx+=("$i")
+	done
 	[ ${#idx[@]} -gt 0 ] && run_group "$g" "${idx[@]}"
 done
 TOTAL=$(elapsed "$T0")
 
-npass=0 nfail=0 nretry=0
+npass=0 nfail=0 nskip=0 nretry=0
 {
 	printf '%-13s %-26s %-4s %8s  %s\n' group case res run_s detail
 	for r in "${RESULTS[@]}"; do
 		IFS='|' read -r name group res dur detail v <<<"$r"
 		printf '%-13s %-26s %-4s %8s  %s\n' "$group" "$name" "$res" "$dur" "$detail"
-		[ "$res" = PASS ] || printf '%-13s %-26s      %8s  captures: %s\n' "" "" "" "$v"
-		if [ "$res" = PASS ]; then npass=$((npass + 1)); else nfail=$((nfail + 1)); fi
+		case $res in
+		PASS) npass=$((npass + 1)) ;;
+		SKIP) nskip=$((nskip + 1)) ;;
+		*)
+			nfail=$((nfail + 1))
+			printf '%-13s %-26s      %8s  captures: %s\n' "" "" "" "$v" ;;
+		esac
 		[ -n "${CASE_RETRY[$name]:-}" ] && nretry=$((nretry + 1))
 	done
-	echo "total: $npass passed, $nfail failed, ${TOTAL}s ($nretry re-run after a failed first attempt)"
+	echo "total: $npass passed, $nfail failed, $nskip skipped, ${TOTAL}s ($nretry re-run after a failed first attempt)"
 } >"$OUT/summary.txt"
 say ""
 cat "$OUT/summary.txt"
-[ $nfail -eq 0 ]
+[ $nfail -eq 0 ] || exit 1
+# nothing ran, everything selected was skipped: make check-interop says SKIPPED
+[ $npass -eq 0 ] && [ $nskip -gt 0 ] && exit 77
+exit 0
