@@ -312,7 +312,7 @@ run_case() {   # run_case INDEX GROUP
 	# closes first then resets the data connection in mid-FPDU, as a
 	# killed tool does. iwarp_decode's [cut] finding is expected there.
 	case $kind:$decode in bw:valid | kill:valid) decode=allow:cut ;; esac
-	local d=$OUT/$name t0 id=$name${RUN_SUFFIX:-} G H hlog grc hrc detail="" res=PASS count pp
+	local d=$OUT/$name t0 id=$name${RUN_SUFFIX:-} G H hlog grc hrc detail="" res=PASS pp
 	rm -rf "$d"
 	mkdir -p "$d"
 	hlog=$d/host.log
