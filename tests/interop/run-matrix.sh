@@ -460,7 +460,7 @@ run_case() {   # run_case INDEX GROUP
 				[ "$role" = gc ] && clog=$d/guest.log
 				n=$(grep -c '^ping data: rdma-ping-' "$clog")
 				if [ "$n" != "$count" ]; then
-					res=FAIL detail="rping client ($([ "$role" = hc ] && echo ours || echo siw)) verified $n pings, want $count"
+					res=FAIL detail="rping client ($([ "$role" = hc ] && echo host || echo guest)) verified $n pings, want $count"
 				else
 					detail="$n pings of $size octets verified by the $([ "$role" = hc ] && echo host || echo guest) rping client"
 				fi
