@@ -30,8 +30,14 @@ EXTRA_DIST += tests/interop/README.md tests/interop/pcapio.py
 
 # INTEROP_CASES: optional case globs, e.g. make check-interop INTEROP_CASES='ping-hc-*'
 INTEROP_CASES =
+# The compat group runs Debian's programs under iwarp_run on the host; it
+# is skipped (with the reason) when the compat libraries are not built.
+INTEROP_COMPAT_DEPS =
+if BUILD_COMPAT
+INTEROP_COMPAT_DEPS += compat/libibverbs.la compat/librdmacm.la tools/iwarp_run
+endif
 check-interop: tools/iwarp_ping tools/iwarp_bw tools/iwarp_decode \
-		tests/interop/oob_write
+		tests/interop/oob_write $(INTEROP_COMPAT_DEPS)
 	@rc=0; top_builddir=$(abs_top_builddir) TSHARK=$(TSHARK) \
 	  bash $(top_srcdir)/tests/interop/run-matrix.sh $(INTEROP_CASES) || rc=$$?; \
 	if [ $$rc = 77 ]; then echo "check-interop: SKIPPED (see above)"; rc=0; fi; \
