@@ -31,18 +31,12 @@
 
 #include "cm/cm_int.h"
 #include "iwarp/iwarp.h"
+#include "cm_testutil.h"
 #include "testutil.h"
 #include "util/mem.h"
 
 #define WAIT_MS 20000 /* upper bound of any wait (a hang fails the test) */
 #define RACE_ROUNDS 200
-
-struct side {
-	struct iwarp_context *ctx;
-	struct iwarp_event_channel *ch;
-	struct iwarp_pd *pd;
-	struct iwarp_cq *cq;
-};
 
 static void attr_race(struct iwarp_context_attr *a)
 {
@@ -58,46 +52,15 @@ static void attr_race(struct iwarp_context_attr *a)
 	a->mpa_rep_timeout_ms = 5000;
 }
 
-static void side_open(struct side *s, const struct iwarp_context_attr *a)
+static void side_open(struct cmt_side *s, const struct iwarp_context_attr *a)
 {
-	memset(s, 0, sizeof(*s));
-	s->ctx = iwarp_open_context(a);
-	ck_assert_ptr_nonnull(s->ctx);
-	s->ch = iwarp_cm_create_event_channel();
-	ck_assert_ptr_nonnull(s->ch);
-	s->pd = iwarp_alloc_pd(s->ctx);
-	ck_assert_ptr_nonnull(s->pd);
-	s->cq = iwarp_create_cq(s->ctx, 1024, NULL, NULL, 0);
-	ck_assert_ptr_nonnull(s->cq);
-}
-
-static void side_close(struct side *s)
-{
-	ck_assert_int_eq(iwarp_destroy_cq(s->cq), 0);
-	ck_assert_int_eq(iwarp_dealloc_pd(s->pd), 0);
-	iwarp_cm_destroy_event_channel(s->ch);
-	ck_assert_int_eq(iwarp_close_context(s->ctx), 0);
-}
-
-static bool ch_ready(struct iwarp_event_channel *ch, int ms)
-{
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-
-	return poll(&p, 1, ms) == 1;
+	cmt_side_open(s, a, 1024);
 }
 
 static struct iwarp_cm_event *expect_ev(struct iwarp_event_channel *ch,
 					enum iwarp_cm_event_type type)
 {
-	struct iwarp_cm_event *ev;
-
-	ck_assert_msg(ch_ready(ch, WAIT_MS), "no event, wanted %s",
-		      iwarp_cm_event_str(type));
-	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
-	ck_assert_msg(ev->event == type, "got %s (status %d), wanted %s",
-		      iwarp_cm_event_str(ev->event), ev->status,
-		      iwarp_cm_event_str(type));
-	return ev;
+	return cmt_expect_ev(ch, type, WAIT_MS);
 }
 
 static void ack_ev(struct iwarp_event_channel *ch,
@@ -111,58 +74,10 @@ static void drain(struct iwarp_event_channel *ch)
 {
 	struct iwarp_cm_event *ev;
 
-	while (ch_ready(ch, 0)) {
+	while (cmt_ch_ready(ch, 0)) {
 		ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
 		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	}
-}
-
-static void qp_attr(struct side *s, struct iwarp_qp_init_attr *qa)
-{
-	memset(qa, 0, sizeof(*qa));
-	qa->send_cq = s->cq;
-	qa->recv_cq = s->cq;
-	qa->qp_type = IWARP_QPT_RC;
-	qa->cap.max_send_wr = 4;
-	qa->cap.max_recv_wr = 4;
-	qa->cap.max_send_sge = 1;
-	qa->cap.max_recv_sge = 1;
-}
-
-static struct iwarp_cm_id *listen_on(struct side *s, int backlog,
-				     uint16_t *port)
-{
-	struct sockaddr_storage ss;
-	struct iwarp_cm_id *l;
-
-	ck_assert_int_eq(
-		iwarp_cm_create_id(s->ch, s->ctx, &l, NULL, IWARP_PS_TCP), 0);
-	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
-	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
-	ck_assert_int_eq(iwarp_cm_listen(l, backlog), 0);
-	*port = ntohs(((struct sockaddr_in *)&l->src_addr)->sin_port);
-	ck_assert_uint_ne(*port, 0);
-	return l;
-}
-
-static struct iwarp_cm_id *client_to(struct side *s, uint16_t port)
-{
-	struct iwarp_qp_init_attr qa;
-	struct sockaddr_storage ss;
-	struct iwarp_cm_id *c;
-
-	ck_assert_int_eq(
-		iwarp_cm_create_id(s->ch, s->ctx, &c, NULL, IWARP_PS_TCP), 0);
-	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
-	ck_assert_int_eq(
-		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
-		0);
-	ack_ev(s->ch, IWARP_CM_EVENT_ADDR_RESOLVED);
-	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
-	ack_ev(s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
-	qp_attr(s, &qa);
-	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
-	return c;
 }
 
 /* Waits (bounded) until the block count is back to |base|. */
@@ -189,7 +104,7 @@ static void spin_us(unsigned int us)
 }
 
 /* The server's child for the client's connect, with a QP, not accepted. */
-static struct iwarp_cm_id *take_request(struct side *srv)
+static struct iwarp_cm_id *take_request(struct cmt_side *srv)
 {
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_cm_event *ev;
@@ -198,7 +113,7 @@ static struct iwarp_cm_id *take_request(struct side *srv)
 	ev = expect_ev(srv->ch, IWARP_CM_EVENT_CONNECT_REQUEST);
 	child = ev->id;
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(srv, &qa);
+	cmt_qp_attr(srv, &qa, 4);
 	ck_assert_int_eq(iwarp_cm_create_qp(child, srv->pd, &qa), 0);
 	return child;
 }
@@ -254,14 +169,14 @@ START_TEST(test_destroy_qp_then_id)
 	struct iwarp_context_attr a;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *c, *child;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port;
 
 	attr_race(&a);
 	side_open(&srv, &a);
 	side_open(&cli, &a);
-	l = listen_on(&srv, 16, &port);
-	c = client_to(&cli, port);
+	l = cmt_listen(&srv, 16, &port);
+	c = cmt_client(&cli, port, 4, WAIT_MS);
 	if (_i == 0) {
 		ck_assert_int_eq(iwarp_destroy_qp(c->qp), 0);
 		ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
@@ -297,8 +212,8 @@ out:
 	drain(srv.ch);
 	drain(cli.ch);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -318,18 +233,18 @@ START_TEST(test_destroy_races_handoff)
 	struct iwarp_context_attr a;
 	struct iwarp_cm_id *l, *c, *child;
 	struct iwarp_qp *left;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port;
 	int r;
 
 	attr_race(&a);
 	side_open(&srv, &a);
 	side_open(&cli, &a);
-	l = listen_on(&srv, 16, &port);
+	l = cmt_listen(&srv, 16, &port);
 	for (r = 0; r < RACE_ROUNDS; r++) {
 		enum how how = (enum how)(r % HOW_N);
 
-		c = client_to(&cli, port);
+		c = cmt_client(&cli, port, 4, WAIT_MS);
 		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
 		child = take_request(&srv);
 		ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
@@ -350,8 +265,8 @@ START_TEST(test_destroy_races_handoff)
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 	drain(srv.ch);
 	drain(cli.ch);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -370,16 +285,16 @@ START_TEST(test_destroy_initiator_mid_handshake)
 	struct iwarp_cm_id *l, *c;
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_qp *left;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port;
 	int r;
 
 	attr_race(&a);
 	side_open(&srv, &a);
 	side_open(&cli, &a);
-	l = listen_on(&srv, 16, &port);
+	l = cmt_listen(&srv, 16, &port);
 	for (r = 0; r < RACE_ROUNDS; r++) {
-		c = client_to(&cli, port);
+		c = cmt_client(&cli, port, 4, WAIT_MS);
 		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
 		spin_us((unsigned int)(r * 13) % 600u);
 		left = destroy_how(c, (enum how)(r % HOW_N));
@@ -387,7 +302,7 @@ START_TEST(test_destroy_initiator_mid_handshake)
 			ck_assert_int_eq(iwarp_destroy_qp(left), 0);
 		drain(cli.ch);
 		/* the responder: accept and destroy what came in */
-		while (ch_ready(srv.ch, 0)) {
+		while (cmt_ch_ready(srv.ch, 0)) {
 			ck_assert_int_eq(iwarp_cm_get_event(srv.ch, &ev), 0);
 			if (ev->event != IWARP_CM_EVENT_CONNECT_REQUEST) {
 				ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
@@ -395,7 +310,7 @@ START_TEST(test_destroy_initiator_mid_handshake)
 			}
 			c = ev->id;
 			ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-			qp_attr(&srv, &qa);
+			cmt_qp_attr(&srv, &qa, 4);
 			ck_assert_int_eq(iwarp_cm_create_qp(c, srv.pd, &qa),
 					 0);
 			iwarp_cm_accept(c, NULL); /* may fail: peer gone */
@@ -404,8 +319,8 @@ START_TEST(test_destroy_initiator_mid_handshake)
 	}
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 	drain(srv.ch);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -427,7 +342,7 @@ START_TEST(test_destroy_qp_and_id_concurrently)
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
 	struct iwarp_cm_id *l, *c, *child;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	pthread_t th;
 	void *rc;
 	uint16_t port;
@@ -436,9 +351,9 @@ START_TEST(test_destroy_qp_and_id_concurrently)
 	attr_race(&a);
 	side_open(&srv, &a);
 	side_open(&cli, &a);
-	l = listen_on(&srv, 16, &port);
+	l = cmt_listen(&srv, 16, &port);
 	for (r = 0; r < RACE_ROUNDS; r++) {
-		c = client_to(&cli, port);
+		c = cmt_client(&cli, port, 4, WAIT_MS);
 		ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
 		child = take_request(&srv);
 		ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
@@ -455,8 +370,8 @@ START_TEST(test_destroy_qp_and_id_concurrently)
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 	drain(srv.ch);
 	drain(cli.ch);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -594,11 +509,11 @@ static struct cm_listen_stats wait_accepted(struct iwarp_cm_id *l,
 }
 
 /* A normal client connects to |port| and is accepted: both ESTABLISHED. */
-static void normal_client(struct side *srv, struct side *cli, uint16_t port)
+static void normal_client(struct cmt_side *srv, struct cmt_side *cli, uint16_t port)
 {
 	struct iwarp_cm_id *c, *child;
 
-	c = client_to(cli, port);
+	c = cmt_client(cli, port, 4, WAIT_MS);
 	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
 	child = take_request(srv);
 	ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
@@ -626,7 +541,7 @@ START_TEST(test_flood_pending_cap)
 	struct iwarp_context_attr a;
 	struct cm_listen_stats st;
 	struct iwarp_cm_id *l;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port;
 	int i, closed = 0;
 
@@ -636,7 +551,7 @@ START_TEST(test_flood_pending_cap)
 	a.mpa_req_timeout_ms = 10000;
 	side_open(&srv, &a);
 	side_open(&cli, &a);
-	l = listen_on(&srv, 0, &port); /* backlog 0: the default, 1024 */
+	l = cmt_listen(&srv, 0, &port); /* backlog 0: the default, 1024 */
 	/* below the cap, a normal client gets through */
 	for (i = 0; i < 100; i++)
 		fds[i] = raw_connect(port);
@@ -659,15 +574,15 @@ START_TEST(test_flood_pending_cap)
 	for (i = 0; i < WAIT_MS && stats(l).pending; i++)
 		poll(NULL, 0, 1);
 	ck_assert_uint_eq(stats(l).pending, 0);
-	ck_assert(!ch_ready(srv.ch, 0));
+	ck_assert(!cmt_ch_ready(srv.ch, 0));
 	/* the listener accepts again while the silent peers still hold
 	 * their sockets */
 	normal_client(&srv, &cli, port);
 	for (i = 0; i < FLOOD; i++)
 		close(fds[i]);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST

@@ -19,6 +19,7 @@
 
 #include "cm/cm_int.h"
 #include "iwarp/iwarp.h"
+#include "cm_testutil.h"
 #include "testutil.h"
 #include "util/mem.h"
 
@@ -27,13 +28,6 @@
 /* How long a test lets a thread run that must still be blocked (a slow
  * machine only makes the check weaker, never makes it fail). */
 #define QUIET_MS 300
-
-struct side {
-	struct iwarp_context *ctx;
-	struct iwarp_event_channel *ch;
-	struct iwarp_pd *pd;
-	struct iwarp_cq *cq;
-};
 
 static void attr_fast(struct iwarp_context_attr *a,
 		      enum iwarp_progress_mode progress)
@@ -48,35 +42,6 @@ static void attr_fast(struct iwarp_context_attr *a,
 	a->mpa_rep_timeout_ms = MPA_TIMER_MS;
 }
 
-static void side_open(struct side *s, const struct iwarp_context_attr *a)
-{
-	memset(s, 0, sizeof(*s));
-	s->ctx = iwarp_open_context(a);
-	ck_assert_ptr_nonnull(s->ctx);
-	s->ch = iwarp_cm_create_event_channel();
-	ck_assert_ptr_nonnull(s->ch);
-	s->pd = iwarp_alloc_pd(s->ctx);
-	ck_assert_ptr_nonnull(s->pd);
-	s->cq = iwarp_create_cq(s->ctx, 64, NULL, NULL, 0);
-	ck_assert_ptr_nonnull(s->cq);
-}
-
-static void side_close(struct side *s)
-{
-	ck_assert_int_eq(iwarp_destroy_cq(s->cq), 0);
-	ck_assert_int_eq(iwarp_dealloc_pd(s->pd), 0);
-	if (s->ch)
-		iwarp_cm_destroy_event_channel(s->ch);
-	ck_assert_int_eq(iwarp_close_context(s->ctx), 0);
-}
-
-static bool ch_ready(struct iwarp_event_channel *ch, int ms)
-{
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-
-	return poll(&p, 1, ms) == 1;
-}
-
 /* The channel's queue is empty now: its fd is not readable and a
  * non-blocking get_event says EAGAIN. Only used right after a call that
  * emptied it synchronously (no event of the channel can be in flight). */
@@ -85,7 +50,7 @@ static void expect_empty(struct iwarp_event_channel *ch)
 	struct iwarp_cm_event *ev = NULL;
 	int fl = fcntl(ch->fd, F_GETFL);
 
-	ck_assert(!ch_ready(ch, 0));
+	ck_assert(!cmt_ch_ready(ch, 0));
 	ck_assert_int_ge(fl, 0);
 	ck_assert_int_eq(fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK), 0);
 	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), -EAGAIN);
@@ -121,13 +86,14 @@ static struct iwarp_cm_event *expect_ev(struct iwarp_event_channel *ch,
 {
 	struct iwarp_cm_event *ev;
 
-	if (!inl)
-		ck_assert_msg(ch_ready(ch, WAIT_MS), "no event, wanted %s",
+	if (!inl) {
+		ev = cmt_expect_ev(ch, type, WAIT_MS);
+	} else {
+		ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
+		ck_assert_msg(ev->event == type, "got %s, wanted %s",
+			      iwarp_cm_event_str(ev->event),
 			      iwarp_cm_event_str(type));
-	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
-	ck_assert_msg(ev->event == type, "got %s (status %d), wanted %s",
-		      iwarp_cm_event_str(ev->event), ev->status,
-		      iwarp_cm_event_str(type));
+	}
 	if (id)
 		ck_assert_ptr_eq(ev->id, id);
 	return ev;
@@ -140,41 +106,9 @@ static void ack_ev(struct iwarp_event_channel *ch,
 	ck_assert_int_eq(iwarp_cm_ack_event(expect_ev(ch, type, id, inl)), 0);
 }
 
-static uint16_t sa_port(const struct sockaddr_storage *ss)
-{
-	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-}
-
-static void qp_attr(struct side *s, struct iwarp_qp_init_attr *qa)
-{
-	memset(qa, 0, sizeof(*qa));
-	qa->send_cq = s->cq;
-	qa->recv_cq = s->cq;
-	qa->qp_type = IWARP_QPT_RC;
-	qa->cap.max_send_wr = 4;
-	qa->cap.max_recv_wr = 4;
-	qa->cap.max_send_sge = 1;
-	qa->cap.max_recv_sge = 1;
-}
-
-static struct iwarp_cm_id *listen_on(struct side *s, uint16_t *port)
-{
-	struct sockaddr_storage ss;
-	struct iwarp_cm_id *l;
-
-	ck_assert_int_eq(
-		iwarp_cm_create_id(s->ch, s->ctx, &l, NULL, IWARP_PS_TCP), 0);
-	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
-	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
-	ck_assert_int_eq(iwarp_cm_listen(l, 16), 0);
-	*port = sa_port(&l->src_addr);
-	ck_assert_uint_ne(*port, 0);
-	return l;
-}
-
 /* A client id on s->ch whose ADDR_RESOLVED and ROUTE_RESOLVED are queued
  * (not fetched), with a QP. */
-static struct iwarp_cm_id *client_queued(struct side *s, uint16_t port)
+static struct iwarp_cm_id *client_queued(struct cmt_side *s, uint16_t port)
 {
 	struct iwarp_qp_init_attr qa;
 	struct sockaddr_storage ss;
@@ -187,7 +121,7 @@ static struct iwarp_cm_id *client_queued(struct side *s, uint16_t port)
 		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
 		0);
 	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
-	qp_attr(s, &qa);
+	cmt_qp_attr(s, &qa, 4);
 	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
 	return c;
 }
@@ -212,10 +146,10 @@ START_TEST(test_migrate_args)
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
 	struct iwarp_cm_id *id;
-	struct side s;
+	struct cmt_side s;
 
 	attr_fast(&a, IWARP_PROGRESS_CPU);
-	side_open(&s, &a);
+	cmt_side_open(&s, &a, 64);
 	ck_assert_int_eq(
 		iwarp_cm_create_id(s.ch, s.ctx, &id, NULL, IWARP_PS_TCP), 0);
 	ck_assert_int_eq(iwarp_cm_migrate_id(NULL, s.ch), -EINVAL);
@@ -223,7 +157,7 @@ START_TEST(test_migrate_args)
 	ck_assert_int_eq(iwarp_cm_migrate_id(id, s.ch), 0); /* no move */
 	ck_assert_ptr_eq(id->channel, s.ch);
 	ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
-	side_close(&s);
+	cmt_side_close(&s);
 	wait_mem(base);
 }
 END_TEST
@@ -244,16 +178,16 @@ START_TEST(test_migrate_queued_and_later_events)
 	struct iwarp_event_channel *nch;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *c, *child;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port;
 	int i, est = 0;
 
 	attr_fast(&a, inl ? IWARP_PROGRESS_INLINE : IWARP_PROGRESS_CPU);
-	side_open(&srv, &a);
-	side_open(&cli, &a);
-	l = listen_on(&srv, &port);
+	cmt_side_open(&srv, &a, 64);
+	cmt_side_open(&cli, &a, 64);
+	l = cmt_listen(&srv, 16, &port);
 	c = client_queued(&cli, port);
-	ck_assert(ch_ready(cli.ch, WAIT_MS));
+	ck_assert(cmt_ch_ready(cli.ch, WAIT_MS));
 	nch = iwarp_cm_create_event_channel();
 	ck_assert_ptr_nonnull(nch);
 	ck_assert_int_eq(iwarp_cm_migrate_id(c, nch), 0);
@@ -262,7 +196,7 @@ START_TEST(test_migrate_queued_and_later_events)
 	/* the old channel goes; the id's events keep coming on the new one */
 	iwarp_cm_destroy_event_channel(cli.ch);
 	cli.ch = NULL;
-	ck_assert(ch_ready(nch, 0)); /* readable: the moved events */
+	ck_assert(cmt_ch_ready(nch, 0)); /* readable: the moved events */
 	ack_ev(nch, IWARP_CM_EVENT_ADDR_RESOLVED, c, inl);
 	ack_ev(nch, IWARP_CM_EVENT_ROUTE_RESOLVED, c, inl);
 	expect_empty(nch);
@@ -279,7 +213,7 @@ START_TEST(test_migrate_queued_and_later_events)
 	child = ev->id;
 	ck_assert_ptr_eq(ev->listen_id, l);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(&srv, &qa);
+	cmt_qp_attr(&srv, &qa, 4);
 	ck_assert_int_eq(iwarp_cm_create_qp(child, srv.pd, &qa), 0);
 	ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
 	if (inl) {
@@ -299,8 +233,8 @@ START_TEST(test_migrate_queued_and_later_events)
 	destroy(child);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 	iwarp_cm_destroy_event_channel(nch);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -321,14 +255,14 @@ START_TEST(test_migrate_listener)
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *other, *c[3], *child[3], *kids[3];
 	struct sockaddr_storage ss;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port;
 	int i;
 
 	attr_fast(&a, IWARP_PROGRESS_CPU);
-	side_open(&srv, &a);
-	side_open(&cli, &a);
-	l = listen_on(&srv, &port);
+	cmt_side_open(&srv, &a, 64);
+	cmt_side_open(&cli, &a, 64);
+	l = cmt_listen(&srv, 16, &port);
 	/* an id that stays: its ADDR_RESOLVED is queued before the requests */
 	ck_assert_int_eq(
 		iwarp_cm_create_id(srv.ch, srv.ctx, &other, NULL, IWARP_PS_TCP),
@@ -379,7 +313,7 @@ START_TEST(test_migrate_listener)
 		child[i] = kids[i] = ev->id;
 		ck_assert_ptr_eq(child[i]->channel, nch);
 		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-		qp_attr(&srv, &qa);
+		cmt_qp_attr(&srv, &qa, 4);
 		ck_assert_int_eq(iwarp_cm_create_qp(child[i], srv.pd, &qa), 0);
 	}
 	/* accepted in that order: the children's ESTABLISHED come on the new
@@ -410,8 +344,8 @@ START_TEST(test_migrate_listener)
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 	/* the old server channel goes last-but-one, the new one after it */
 	iwarp_cm_destroy_event_channel(nch);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -445,10 +379,10 @@ START_TEST(test_migrate_waits_for_ack)
 	struct iwarp_cm_id *c;
 	struct mig_arg m;
 	pthread_t th;
-	struct side s;
+	struct cmt_side s;
 
 	attr_fast(&a, IWARP_PROGRESS_CPU);
-	side_open(&s, &a);
+	cmt_side_open(&s, &a, 64);
 	c = client_queued(&s, 9);
 	ev = expect_ev(s.ch, IWARP_CM_EVENT_ADDR_RESOLVED, c, false);
 	nch = iwarp_cm_create_event_channel();
@@ -471,7 +405,7 @@ START_TEST(test_migrate_waits_for_ack)
 	ck_assert_ptr_eq(c->channel, s.ch);
 	destroy(c);
 	iwarp_cm_destroy_event_channel(nch);
-	side_close(&s);
+	cmt_side_close(&s);
 	wait_mem(base);
 }
 END_TEST

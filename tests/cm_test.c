@@ -19,6 +19,7 @@
 
 #include "cm/cm_int.h"
 #include "iwarp/iwarp.h"
+#include "cm_testutil.h"
 #include "testutil.h"
 #include "util/mem.h"
 
@@ -32,13 +33,6 @@
 #define QUIET_MS 1000
 
 /* One side: context, channel, PD and CQ. */
-struct side {
-	struct iwarp_context *ctx;
-	struct iwarp_event_channel *ch;
-	struct iwarp_pd *pd;
-	struct iwarp_cq *cq;
-};
-
 static void attr_fast(struct iwarp_context_attr *a)
 {
 	iwarp_context_attr_init(a);
@@ -51,48 +45,16 @@ static void attr_fast(struct iwarp_context_attr *a)
 	a->mpa_rep_timeout_ms = MPA_TIMER_MS;
 }
 
-static void side_open(struct side *s, const struct iwarp_context_attr *a)
+static void side_open(struct cmt_side *s, const struct iwarp_context_attr *a)
 {
-	memset(s, 0, sizeof(*s));
-	s->ctx = iwarp_open_context(a);
-	ck_assert_ptr_nonnull(s->ctx);
-	s->ch = iwarp_cm_create_event_channel();
-	ck_assert_ptr_nonnull(s->ch);
-	s->pd = iwarp_alloc_pd(s->ctx);
-	ck_assert_ptr_nonnull(s->pd);
-	s->cq = iwarp_create_cq(s->ctx, 256, NULL, NULL, 0);
-	ck_assert_ptr_nonnull(s->cq);
-}
-
-static void side_close(struct side *s)
-{
-	ck_assert_int_eq(iwarp_destroy_cq(s->cq), 0);
-	ck_assert_int_eq(iwarp_dealloc_pd(s->pd), 0);
-	iwarp_cm_destroy_event_channel(s->ch);
-	ck_assert_int_eq(iwarp_close_context(s->ctx), 0);
-}
-
-/* True when |ch| has an event within |ms|. */
-static bool ch_ready(struct iwarp_event_channel *ch, int ms)
-{
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-
-	return poll(&p, 1, ms) == 1;
+	cmt_side_open(s, a, 256);
 }
 
 /* Waits (bounded) for the next event, which must be |type|. */
 static struct iwarp_cm_event *expect_ev(struct iwarp_event_channel *ch,
 					enum iwarp_cm_event_type type)
 {
-	struct iwarp_cm_event *ev;
-
-	ck_assert_msg(ch_ready(ch, WAIT_MS), "no event, wanted %s",
-		      iwarp_cm_event_str(type));
-	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
-	ck_assert_msg(ev->event == type, "got %s (status %d), wanted %s",
-		      iwarp_cm_event_str(ev->event), ev->status,
-		      iwarp_cm_event_str(type));
-	return ev;
+	return cmt_expect_ev(ch, type, WAIT_MS);
 }
 
 static void ack_ev(struct iwarp_event_channel *ch,
@@ -101,27 +63,8 @@ static void ack_ev(struct iwarp_event_channel *ch,
 	ck_assert_int_eq(iwarp_cm_ack_event(expect_ev(ch, type)), 0);
 }
 
-static uint16_t sa_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-}
-
-static void qp_attr(struct side *s, struct iwarp_qp_init_attr *qa)
-{
-	memset(qa, 0, sizeof(*qa));
-	qa->send_cq = s->cq;
-	qa->recv_cq = s->cq;
-	qa->qp_type = IWARP_QPT_RC;
-	qa->cap.max_send_wr = 16;
-	qa->cap.max_recv_wr = 16;
-	qa->cap.max_send_sge = 1;
-	qa->cap.max_recv_sge = 1;
-}
-
 /* A listener on |host| port 0; returns it, *port = the bound port. */
-static struct iwarp_cm_id *listen_on(struct side *s, const char *host,
+static struct iwarp_cm_id *listen_on(struct cmt_side *s, const char *host,
 				     uint16_t *port)
 {
 	struct sockaddr_storage ss;
@@ -132,13 +75,13 @@ static struct iwarp_cm_id *listen_on(struct side *s, const char *host,
 	ck_assert_int_eq(iwarp_cm_getaddr(host, 0, &ss), 0);
 	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
 	ck_assert_int_eq(iwarp_cm_listen(l, 128), 0);
-	*port = sa_port(&l->src_addr);
+	*port = cmt_sa_port(&l->src_addr);
 	ck_assert_uint_ne(*port, 0);
 	return l;
 }
 
 /* Client id resolved toward host:port, with a QP. */
-static struct iwarp_cm_id *client_to(struct side *s, const char *host,
+static struct iwarp_cm_id *client_to(struct cmt_side *s, const char *host,
 				     uint16_t port)
 {
 	struct iwarp_qp_init_attr qa;
@@ -154,7 +97,7 @@ static struct iwarp_cm_id *client_to(struct side *s, const char *host,
 	ack_ev(s->ch, IWARP_CM_EVENT_ADDR_RESOLVED);
 	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
 	ack_ev(s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
-	qp_attr(s, &qa);
+	cmt_qp_attr(s, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
 	ck_assert_ptr_nonnull(c->qp);
 	ck_assert_int_eq(c->qp->state, IWARP_QPS_INIT);
@@ -249,7 +192,7 @@ static uint16_t refused_port(int *fd)
  * ROUTE_RESOLVED and REJECTED must be the next events (expect_ev fails
  * on anything queued before them).
  */
-static void expect_no_stray_event(struct side *s)
+static void expect_no_stray_event(struct cmt_side *s)
 {
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *c;
@@ -321,14 +264,14 @@ START_TEST(test_getaddr)
 
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 7174, &ss), 0);
 	ck_assert_int_eq(ss.ss_family, AF_INET);
-	ck_assert_uint_eq(sa_port(&ss), 7174);
+	ck_assert_uint_eq(cmt_sa_port(&ss), 7174);
 	ck_assert_int_eq(iwarp_cm_getaddr("::1", 18515, &ss), 0);
 	ck_assert_int_eq(ss.ss_family, AF_INET6);
-	ck_assert_uint_eq(sa_port(&ss), 18515);
+	ck_assert_uint_eq(cmt_sa_port(&ss), 18515);
 	ck_assert_int_eq(iwarp_cm_getaddr("localhost", 1, &ss), 0);
 	ck_assert(ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
 	ck_assert_int_eq(iwarp_cm_getaddr(NULL, 9, &ss), 0); /* wildcard */
-	ck_assert_uint_eq(sa_port(&ss), 9);
+	ck_assert_uint_eq(cmt_sa_port(&ss), 9);
 	/* a name no resolver can hold: a label longer than 63 octets
 	 * (RFC 1035 §2.3.4) fails before any DNS query leaves the host */
 	ck_assert_int_lt(iwarp_cm_getaddr(LONG_LABEL ".invalid", 1, &ss), 0);
@@ -342,7 +285,7 @@ START_TEST(test_resolve_and_listen)
 	struct iwarp_context_attr a;
 	struct sockaddr_storage ss;
 	struct iwarp_cm_id *l, *c;
-	struct side s;
+	struct cmt_side s;
 	uint16_t port;
 	char txt[64];
 
@@ -361,7 +304,7 @@ START_TEST(test_resolve_and_listen)
 	inet_ntop(AF_INET, &((struct sockaddr_in *)&c->src_addr)->sin_addr, txt,
 		  sizeof(txt));
 	ck_assert_str_eq(txt, "127.0.0.1");
-	ck_assert_uint_eq(sa_port(&c->dst_addr), port);
+	ck_assert_uint_eq(cmt_sa_port(&c->dst_addr), port);
 	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
 	ack_ev(s.ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
 	/* connect needs a QP */
@@ -380,7 +323,7 @@ START_TEST(test_resolve_and_listen)
 	}
 	ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&s);
+	cmt_side_close(&s);
 	ck_assert_int_eq(iw_mem_outstanding(), base);
 }
 END_TEST
@@ -393,7 +336,7 @@ START_TEST(test_refused_is_rejected)
 	struct iwarp_context_attr a;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *c;
-	struct side s;
+	struct cmt_side s;
 	uint16_t port;
 	int fd;
 
@@ -410,7 +353,7 @@ START_TEST(test_refused_is_rejected)
 	expect_no_stray_event(&s); /* one event for the failed connect */
 	destroy(c);
 	close(fd);
-	side_close(&s);
+	cmt_side_close(&s);
 	ck_assert_int_eq(iw_mem_outstanding(), base);
 }
 END_TEST
@@ -428,7 +371,7 @@ START_TEST(test_timeout_is_unreachable)
 	struct iwarp_cm_id *c;
 	struct sockaddr_in sin;
 	socklen_t len = sizeof(sin);
-	struct side s;
+	struct cmt_side s;
 	int lfd, fill[2], i;
 
 	/* backlog 0: one connection waits in the accept queue, the next
@@ -456,7 +399,7 @@ START_TEST(test_timeout_is_unreachable)
 	ck_assert_ptr_eq(ev->id, c);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	destroy(c);
-	side_close(&s);
+	cmt_side_close(&s);
 	for (i = 0; i < 2; i++)
 		close(fill[i]);
 	close(lfd);
@@ -476,7 +419,7 @@ START_TEST(test_bind_reserves_port)
 	struct sockaddr_storage ss;
 	struct sockaddr_in sin;
 	struct iwarp_cm_id *l, *l2;
-	struct side s;
+	struct cmt_side s;
 	uint16_t port;
 	int fd;
 
@@ -486,7 +429,7 @@ START_TEST(test_bind_reserves_port)
 		iwarp_cm_create_id(s.ch, s.ctx, &l, NULL, IWARP_PS_TCP), 0);
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
 	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
-	port = sa_port(&l->src_addr);
+	port = cmt_sa_port(&l->src_addr);
 	ck_assert_uint_ne(port, 0);
 	/* the port is taken: by a plain socket, and by another id */
 	fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -503,16 +446,16 @@ START_TEST(test_bind_reserves_port)
 	ck_assert_int_eq(iwarp_cm_destroy_id(l2), 0);
 	/* listen on the port bind took */
 	ck_assert_int_eq(iwarp_cm_listen(l, 4), 0);
-	ck_assert_uint_eq(sa_port(&l->src_addr), port);
+	ck_assert_uint_eq(cmt_sa_port(&l->src_addr), port);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 	/* destroying the id frees the port: an id binds it again */
 	ck_assert_int_eq(
 		iwarp_cm_create_id(s.ch, s.ctx, &l2, NULL, IWARP_PS_TCP), 0);
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
 	ck_assert_int_eq(iwarp_cm_bind_addr(l2, (struct sockaddr *)&ss), 0);
-	ck_assert_uint_eq(sa_port(&l2->src_addr), port);
+	ck_assert_uint_eq(cmt_sa_port(&l2->src_addr), port);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l2), 0);
-	side_close(&s);
+	cmt_side_close(&s);
 	ck_assert_int_eq(iw_mem_outstanding(), base);
 }
 END_TEST
@@ -529,7 +472,7 @@ START_TEST(test_resolve_binds_source_port)
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *c, *child;
 	struct iwarp_qp_init_attr qa;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port, sport;
 
 	attr_fast(&a);
@@ -537,7 +480,7 @@ START_TEST(test_resolve_binds_source_port)
 	side_open(&cli, &a);
 	l = listen_on(&srv, "127.0.0.1", &port);
 	c = client_to(&cli, "127.0.0.1", port);
-	sport = sa_port(&c->src_addr);
+	sport = cmt_sa_port(&c->src_addr);
 	ck_assert_uint_ne(sport, 0);
 	ck_assert_int_eq(c->src_addr.ss_family, AF_INET);
 	ck_assert_uint_eq(((struct sockaddr_in *)&c->src_addr)->sin_addr.s_addr,
@@ -545,19 +488,19 @@ START_TEST(test_resolve_binds_source_port)
 	ck_assert_int_eq(iwarp_cm_connect(c, NULL), 0);
 	ev = expect_ev(srv.ch, IWARP_CM_EVENT_CONNECT_REQUEST);
 	child = ev->id;
-	ck_assert_uint_eq(sa_port(&child->dst_addr), sport);
+	ck_assert_uint_eq(cmt_sa_port(&child->dst_addr), sport);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(&srv, &qa);
+	cmt_qp_attr(&srv, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(child, srv.pd, &qa), 0);
 	ck_assert_int_eq(iwarp_cm_accept(child, NULL), 0);
 	ack_ev(srv.ch, IWARP_CM_EVENT_ESTABLISHED);
 	ack_ev(cli.ch, IWARP_CM_EVENT_ESTABLISHED);
-	ck_assert_uint_eq(sa_port(&c->src_addr), sport);
+	ck_assert_uint_eq(cmt_sa_port(&c->src_addr), sport);
 	destroy(c);
 	destroy(child);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -569,7 +512,7 @@ START_TEST(test_reject_with_private_data)
 	struct iwarp_conn_param cp;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *c, *child;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	uint16_t port;
 
 	attr_fast(&a);
@@ -595,8 +538,8 @@ START_TEST(test_reject_with_private_data)
 	ck_assert_uint_eq(ev->param.conn.responder_resources, 2);
 	ck_assert_uint_eq(ev->param.conn.initiator_depth, 3);
 	ck_assert_ptr_eq(child->verbs, srv.ctx);
-	ck_assert_uint_eq(sa_port(&child->src_addr), port);
-	ck_assert_uint_eq(sa_port(&child->dst_addr), sa_port(&c->src_addr));
+	ck_assert_uint_eq(cmt_sa_port(&child->src_addr), port);
+	ck_assert_uint_eq(cmt_sa_port(&child->dst_addr), cmt_sa_port(&c->src_addr));
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	ck_assert_int_eq(iwarp_cm_reject(child, "full", 4), 0);
 
@@ -610,14 +553,14 @@ START_TEST(test_reject_with_private_data)
 	ck_assert_int_eq(iwarp_cm_destroy_id(child), 0);
 	destroy(c);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	ck_assert_int_eq(iw_mem_outstanding(), base);
 }
 END_TEST
 
 /* The listener still works: a CM client gets as far as CONNECT_REQUEST. */
-static void listener_still_works(struct side *srv, struct side *cli,
+static void listener_still_works(struct cmt_side *srv, struct cmt_side *cli,
 				 struct iwarp_cm_id *l, uint16_t port)
 {
 	struct iwarp_cm_event *ev;
@@ -646,7 +589,7 @@ START_TEST(test_hostile_clients)
 	static const uint8_t rev3[] = "MPA ID Req Frame\x00\x03\x00\x00";
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct iwarp_cm_id *l;
 	uint16_t port;
 	int fd, i;
@@ -690,8 +633,8 @@ START_TEST(test_hostile_clients)
 	 * this CONNECT_REQUEST (listener_still_works uses expect_ev) */
 	listener_still_works(&srv, &cli, l, port);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -704,7 +647,7 @@ START_TEST(test_bad_responders)
 	uint16_t lport;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *c;
-	struct side s;
+	struct cmt_side s;
 	uint8_t buf[64];
 	int lfd, fd, round;
 
@@ -745,7 +688,7 @@ START_TEST(test_bad_responders)
 			close(fd);
 		}
 		destroy(c);
-		side_close(&s);
+		cmt_side_close(&s);
 	}
 	close(lfd);
 	wait_mem(base);
@@ -757,7 +700,7 @@ START_TEST(test_destroy_listener_with_pending)
 {
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr a;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct iwarp_cm_id *l, *c[4];
 	uint16_t port;
 	int i;
@@ -770,14 +713,14 @@ START_TEST(test_destroy_listener_with_pending)
 		c[i] = client_to(&cli, "127.0.0.1", port);
 		ck_assert_int_eq(iwarp_cm_connect(c[i], NULL), 0);
 	}
-	ck_assert(ch_ready(srv.ch, WAIT_MS)); /* at least one is queued */
+	ck_assert(cmt_ch_ready(srv.ch, WAIT_MS)); /* at least one is queued */
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
 	for (i = 0; i < 4; i++) {
 		struct iwarp_cm_event *ev;
 
 		/* the stream reset during the exchange, or (still in the
 		 * backlog when the listener closed) during the connect */
-		ck_assert(ch_ready(cli.ch, WAIT_MS));
+		ck_assert(cmt_ch_ready(cli.ch, WAIT_MS));
 		ck_assert_int_eq(iwarp_cm_get_event(cli.ch, &ev), 0);
 		ck_assert_msg(ev->event == IWARP_CM_EVENT_CONNECT_ERROR ||
 				      ev->event == IWARP_CM_EVENT_REJECTED,
@@ -788,8 +731,8 @@ START_TEST(test_destroy_listener_with_pending)
 	}
 	for (i = 0; i < 4; i++)
 		destroy(c[i]);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -804,7 +747,7 @@ struct conn_pair {
  * Connects a client of |cli| to the listener |l| of |srv|: private data
  * both ways, IRD/ORD, QPs in RTS on both sides.
  */
-static void connect_pair(struct side *srv, struct side *cli,
+static void connect_pair(struct cmt_side *srv, struct cmt_side *cli,
 			 struct conn_pair *p, const char *host, uint16_t port)
 {
 	struct iwarp_qp_init_attr qa;
@@ -825,7 +768,7 @@ static void connect_pair(struct side *srv, struct side *cli,
 	ck_assert_uint_eq(ev->param.conn.private_data_len, 12);
 	ck_assert(!memcmp(ev->param.conn.private_data, "client-hello", 12));
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(srv, &qa);
+	cmt_qp_attr(srv, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(p->s, srv->pd, &qa), 0);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = "server-welcome";
@@ -853,7 +796,7 @@ static void connect_pair(struct side *srv, struct side *cli,
 }
 
 /* A Send from client to server over the established pair. */
-static void send_one(struct side *srv, struct side *cli, struct conn_pair *p)
+static void send_one(struct cmt_side *srv, struct cmt_side *cli, struct conn_pair *p)
 {
 	static char sbuf[64], rbuf[64];
 	struct iwarp_mr *smr, *rmr;
@@ -911,7 +854,7 @@ static void send_one(struct side *srv, struct side *cli, struct conn_pair *p)
 }
 
 /* Disconnect from |who| (0 client, 1 server): DISCONNECTED on both. */
-static void disconnect_pair(struct side *srv, struct side *cli,
+static void disconnect_pair(struct cmt_side *srv, struct cmt_side *cli,
 			    struct conn_pair *p, int who)
 {
 	struct iwarp_cm_event *ev;
@@ -966,7 +909,7 @@ START_TEST(test_connect_options)
 	const struct opt *o = &opts[_i];
 	long base = iw_mem_outstanding();
 	struct iwarp_context_attr ac, as;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct conn_pair p;
 	uint16_t port;
 
@@ -990,8 +933,8 @@ START_TEST(test_connect_options)
 	destroy(p.c);
 	destroy(p.s);
 	ck_assert_int_eq(iwarp_cm_destroy_id(p.l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -1017,7 +960,7 @@ static void raw_read_all(int fd, uint8_t *buf, size_t len)
  * |req|, takes the CONNECT_REQUEST, creates its QP and accepts with |cp|
  * (NULL: defaults). Returns the raw socket; *|l| and *|sid| the ids.
  */
-static int raw_request_accept(struct side *srv,
+static int raw_request_accept(struct cmt_side *srv,
 			      const struct iwarp_context_attr *a,
 			      const uint8_t *req, size_t len,
 			      const struct iwarp_conn_param *cp,
@@ -1035,7 +978,7 @@ static int raw_request_accept(struct side *srv,
 	ev = expect_ev(srv->ch, IWARP_CM_EVENT_CONNECT_REQUEST);
 	*sid = ev->id;
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(srv, &qa);
+	cmt_qp_attr(srv, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(*sid, srv->pd, &qa), 0);
 	ck_assert_int_eq(iwarp_cm_accept(*sid, cp), 0);
 	return fd;
@@ -1085,7 +1028,7 @@ START_TEST(test_p2p_responder_negotiated_rtr)
 	struct iwarp_conn_param cp;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *sid;
-	struct side srv;
+	struct cmt_side srv;
 	uint8_t rep[sizeof(rep_want)], rr[20];
 	size_t i;
 	int fd;
@@ -1105,7 +1048,7 @@ START_TEST(test_p2p_responder_negotiated_rtr)
 	/* RFC 6581 §7: no ESTABLISHED before the RTR. The Reply is out, so
 	 * a responder that did not wait would raise it now; the ESTABLISHED
 	 * expected below cannot tell the two apart, hence the quiet window */
-	ck_assert_msg(!ch_ready(srv.ch, QUIET_MS), "event before the RTR");
+	ck_assert_msg(!cmt_ch_ready(srv.ch, QUIET_MS), "event before the RTR");
 	if (_i == 1) {
 		for (i = 0; i < rtr_len; i++)
 			ck_assert_int_eq(send(fd, rtr + i, 1, 0), 1);
@@ -1130,7 +1073,7 @@ START_TEST(test_p2p_responder_negotiated_rtr)
 	ack_ev(srv.ch, IWARP_CM_EVENT_DISCONNECTED);
 	destroy(sid);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&srv);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -1160,7 +1103,7 @@ START_TEST(test_p2p_initiator_read_rtr_ord)
 	struct iwarp_cm_event *ev;
 	uint16_t lport;
 	struct iwarp_cm_id *c;
-	struct side s;
+	struct cmt_side s;
 	uint8_t buf[64];
 	int lfd, fd;
 
@@ -1193,7 +1136,7 @@ START_TEST(test_p2p_initiator_read_rtr_ord)
 	ack_ev(s.ch, IWARP_CM_EVENT_DISCONNECTED);
 	destroy(c);
 	close(lfd);
-	side_close(&s);
+	cmt_side_close(&s);
 	wait_mem(base);
 }
 END_TEST
@@ -1237,7 +1180,7 @@ START_TEST(test_initiator_reply_terminate)
 	struct iwarp_cm_event *ev;
 	uint16_t lport;
 	struct iwarp_cm_id *c;
-	struct side s;
+	struct cmt_side s;
 	uint8_t buf[64], want[64];
 	size_t wn = 0;
 	int lfd, fd, status = IWARP_ERR_MPA_RTR;
@@ -1294,7 +1237,7 @@ START_TEST(test_initiator_reply_terminate)
 	expect_no_stray_event(&s); /* nothing more for this attempt */
 	destroy(c);
 	close(lfd);
-	side_close(&s);
+	cmt_side_close(&s);
 	wait_mem(base);
 }
 END_TEST
@@ -1334,7 +1277,7 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 	struct iwarp_context_attr a;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l, *sid;
-	struct side srv;
+	struct cmt_side srv;
 	uint8_t rep[24], want[64], term[28];
 	const uint8_t *first = send1;
 	size_t first_len = sizeof(send1), wn = 0;
@@ -1380,7 +1323,7 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 	expect_no_stray_event(&srv); /* no ESTABLISHED, nothing else */
 	destroy(sid);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&srv);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -1394,7 +1337,7 @@ START_TEST(test_destroy_drops_queued_events)
 	struct iwarp_context_attr a;
 	struct sockaddr_storage ss;
 	struct iwarp_cm_id *c;
-	struct side s;
+	struct cmt_side s;
 
 	attr_fast(&a);
 	side_open(&s, &a);
@@ -1403,10 +1346,10 @@ START_TEST(test_destroy_drops_queued_events)
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 9, &ss), 0);
 	ck_assert_int_eq(
 		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 10), 0);
-	ck_assert(ch_ready(s.ch, WAIT_MS));
+	ck_assert(cmt_ch_ready(s.ch, WAIT_MS));
 	ck_assert_int_eq(iwarp_cm_destroy_id(c), 0);
 	expect_no_stray_event(&s); /* the queued event was dropped */
-	side_close(&s);
+	cmt_side_close(&s);
 	ck_assert_int_eq(iw_mem_outstanding(), base);
 }
 END_TEST
@@ -1421,7 +1364,7 @@ START_TEST(test_many_connections)
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_cm_event *ev;
 	struct iwarp_cm_id *l;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	int i, j, est_c = 0, est_s = 0, nreq = 0;
 	uint16_t port;
 
@@ -1443,7 +1386,7 @@ START_TEST(test_many_connections)
 	/* accept them all as their requests come in, in any order; the
 	 * server's ESTABLISHED events interleave with the requests */
 	while (nreq < MANY || est_s < MANY) {
-		ck_assert(ch_ready(srv.ch, WAIT_MS));
+		ck_assert(cmt_ch_ready(srv.ch, WAIT_MS));
 		ck_assert_int_eq(iwarp_cm_get_event(srv.ch, &ev), 0);
 		if (ev->event == IWARP_CM_EVENT_ESTABLISHED) {
 			est_s++;
@@ -1457,7 +1400,7 @@ START_TEST(test_many_connections)
 		ck_assert(j >= 0 && j < MANY && !p[j].s);
 		p[j].s = ev->id;
 		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-		qp_attr(&srv, &qa);
+		cmt_qp_attr(&srv, &qa, 16);
 		ck_assert_int_eq(iwarp_cm_create_qp(p[j].s, srv.pd, &qa), 0);
 		ck_assert_int_eq(iwarp_cm_accept(p[j].s, NULL), 0);
 	}
@@ -1474,8 +1417,8 @@ START_TEST(test_many_connections)
 		destroy(p[i].s);
 	}
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST
@@ -1488,7 +1431,7 @@ START_TEST(test_inline_progress)
 	struct iwarp_context_attr a;
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_cm_event *ev;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct conn_pair p;
 	uint16_t port;
 	int i, est = 0;
@@ -1507,7 +1450,7 @@ START_TEST(test_inline_progress)
 	ck_assert_int_eq(ev->event, IWARP_CM_EVENT_CONNECT_REQUEST);
 	p.s = ev->id;
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(&srv, &qa);
+	cmt_qp_attr(&srv, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(p.s, srv.pd, &qa), 0);
 	ck_assert_int_eq(iwarp_cm_accept(p.s, NULL), 0);
 	for (i = 0; i < 2; i++) {
@@ -1522,8 +1465,8 @@ START_TEST(test_inline_progress)
 	destroy(p.s);
 	ck_assert_int_eq(iwarp_cm_destroy_id(p.l), 0);
 	cli.ch = iwarp_cm_create_event_channel();
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 	wait_mem(base);
 }
 END_TEST

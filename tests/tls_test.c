@@ -19,6 +19,7 @@
 
 #include "cm/cm_int.h"
 #include "iwarp/iwarp.h"
+#include "cm_testutil.h"
 #include "testutil.h"
 
 #define WAIT_MS	     30000
@@ -57,14 +58,7 @@ static void certs_teardown(void)
 		fprintf(stderr, "tls_test: cannot remove %s\n", dir);
 }
 
-struct side {
-	struct iwarp_context *ctx;
-	struct iwarp_event_channel *ch;
-	struct iwarp_pd *pd;
-	struct iwarp_cq *cq;
-};
-
-static void side_open_to(struct side *s, enum iwarp_crc_policy crc,
+static void side_open_to(struct cmt_side *s, enum iwarp_crc_policy crc,
 			 uint32_t req_ms)
 {
 	struct iwarp_context_attr a;
@@ -77,43 +71,18 @@ static void side_open_to(struct side *s, enum iwarp_crc_policy crc,
 	a.progress = IWARP_PROGRESS_CPU;
 	a.mpa_req_timeout_ms = req_ms;
 	a.mpa_rep_timeout_ms = MPA_TIMER_MS;
-	memset(s, 0, sizeof(*s));
-	s->ctx = iwarp_open_context(&a);
-	ck_assert_ptr_nonnull(s->ctx);
-	s->ch = iwarp_cm_create_event_channel();
-	ck_assert_ptr_nonnull(s->ch);
-	s->pd = iwarp_alloc_pd(s->ctx);
-	ck_assert_ptr_nonnull(s->pd);
-	s->cq = iwarp_create_cq(s->ctx, 256, NULL, NULL, 0);
-	ck_assert_ptr_nonnull(s->cq);
+	cmt_side_open(s, &a, 256);
 }
 
-static void side_open(struct side *s, enum iwarp_crc_policy crc)
+static void side_open(struct cmt_side *s, enum iwarp_crc_policy crc)
 {
 	side_open_to(s, crc, MPA_TIMER_MS);
-}
-
-static void side_close(struct side *s)
-{
-	ck_assert_int_eq(iwarp_destroy_cq(s->cq), 0);
-	ck_assert_int_eq(iwarp_dealloc_pd(s->pd), 0);
-	iwarp_cm_destroy_event_channel(s->ch);
-	ck_assert_int_eq(iwarp_close_context(s->ctx), 0);
 }
 
 static struct iwarp_cm_event *expect_ev(struct iwarp_event_channel *ch,
 					enum iwarp_cm_event_type type)
 {
-	struct pollfd p = {.fd = ch->fd, .events = POLLIN};
-	struct iwarp_cm_event *ev;
-
-	ck_assert_msg(poll(&p, 1, WAIT_MS) == 1, "no event, wanted %s",
-		      iwarp_cm_event_str(type));
-	ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
-	ck_assert_msg(ev->event == type, "got %s (status %d), wanted %s",
-		      iwarp_cm_event_str(ev->event), ev->status,
-		      iwarp_cm_event_str(type));
-	return ev;
+	return cmt_expect_ev(ch, type, WAIT_MS);
 }
 
 static void ack_ev(struct iwarp_event_channel *ch,
@@ -122,21 +91,9 @@ static void ack_ev(struct iwarp_event_channel *ch,
 	ck_assert_int_eq(iwarp_cm_ack_event(expect_ev(ch, type)), 0);
 }
 
-static void qp_attr(struct side *s, struct iwarp_qp_init_attr *qa)
-{
-	memset(qa, 0, sizeof(*qa));
-	qa->send_cq = s->cq;
-	qa->recv_cq = s->cq;
-	qa->qp_type = IWARP_QPT_RC;
-	qa->cap.max_send_wr = 16;
-	qa->cap.max_recv_wr = 16;
-	qa->cap.max_send_sge = 1;
-	qa->cap.max_recv_sge = 1;
-}
-
 /* A listener on 127.0.0.1 port 0 with |tls| (NULL: plain TCP). */
 static struct iwarp_cm_id *
-listen_tls(struct side *s, const struct iwarp_tls_attr *tls, uint16_t *port)
+listen_tls(struct cmt_side *s, const struct iwarp_tls_attr *tls, uint16_t *port)
 {
 	struct sockaddr_storage ss;
 	struct iwarp_cm_id *l;
@@ -157,7 +114,7 @@ listen_tls(struct side *s, const struct iwarp_tls_attr *tls, uint16_t *port)
 
 /* A client id toward 127.0.0.1:|port| with a QP, connect started. */
 static struct iwarp_cm_id *
-connect_tls(struct side *s, const struct iwarp_tls_attr *tls, uint16_t port)
+connect_tls(struct cmt_side *s, const struct iwarp_tls_attr *tls, uint16_t port)
 {
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
@@ -175,7 +132,7 @@ connect_tls(struct side *s, const struct iwarp_tls_attr *tls, uint16_t port)
 	ack_ev(s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
 	if (tls)
 		ck_assert_int_eq(iwarp_cm_set_tls(c, tls), 0);
-	qp_attr(s, &qa);
+	cmt_qp_attr(s, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = "tls-hello";
@@ -193,7 +150,7 @@ static void destroy(struct iwarp_cm_id *id)
 }
 
 /* The server side of an accepted connection (private data checked). */
-static struct iwarp_cm_id *accept_one(struct side *srv)
+static struct iwarp_cm_id *accept_one(struct cmt_side *srv)
 {
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
@@ -205,7 +162,7 @@ static struct iwarp_cm_id *accept_one(struct side *srv)
 	ck_assert_uint_eq(ev->param.conn.private_data_len, 9);
 	ck_assert(!memcmp(ev->param.conn.private_data, "tls-hello", 9));
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	qp_attr(srv, &qa);
+	cmt_qp_attr(srv, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(s, srv->pd, &qa), 0);
 	memset(&cp, 0, sizeof(cp));
 	cp.responder_resources = 4;
@@ -254,7 +211,7 @@ static void post_one(struct iwarp_qp *qp, enum iwarp_wr_opcode op, uint64_t id,
 }
 
 /* Send, RDMA Write and RDMA Read of XFER bytes each, data checked. */
-static void traffic(struct side *srv, struct side *cli, struct iwarp_cm_id *s,
+static void traffic(struct cmt_side *srv, struct cmt_side *cli, struct iwarp_cm_id *s,
 		    struct iwarp_cm_id *c)
 {
 	int acc = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
@@ -315,7 +272,7 @@ static void traffic(struct side *srv, struct side *cli, struct iwarp_cm_id *s,
 	free(want);
 }
 
-static void disconnect(struct side *srv, struct side *cli,
+static void disconnect(struct cmt_side *srv, struct cmt_side *cli,
 		       struct iwarp_cm_id *s, struct iwarp_cm_id *c)
 {
 	struct iwarp_cm_event *ev;
@@ -371,7 +328,7 @@ static void creds_fill(int k, struct creds *cr)
 
 START_TEST(test_tls_traffic)
 {
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct iwarp_cm_id *l, *s, *c;
 	struct creds cr;
 	uint16_t port;
@@ -388,13 +345,13 @@ START_TEST(test_tls_traffic)
 	destroy(c);
 	destroy(s);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 }
 END_TEST
 
 /* A good client gets through: the listener still serves. */
-static void good_client(struct side *srv, struct side *cli,
+static void good_client(struct cmt_side *srv, struct cmt_side *cli,
 			const struct iwarp_tls_attr *tls, uint16_t port)
 {
 	struct iwarp_cm_id *s, *c;
@@ -413,7 +370,7 @@ START_TEST(test_tls_refused)
 {
 	struct iwarp_tls_attr srv_a, good, bad;
 	struct iwarp_cm_event *ev;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct iwarp_cm_id *l, *c;
 	uint16_t port;
 	int want;
@@ -467,8 +424,8 @@ START_TEST(test_tls_refused)
 	destroy(c);
 	good_client(&srv, &cli, &good, port);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 }
 END_TEST
 
@@ -477,7 +434,7 @@ START_TEST(test_tls_plain_mismatch)
 {
 	struct iwarp_tls_attr srv_a, cli_a;
 	struct iwarp_cm_event *ev;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct iwarp_cm_id *l, *c;
 	uint16_t port;
 
@@ -510,8 +467,8 @@ START_TEST(test_tls_plain_mismatch)
 		good_client(&srv, &cli, NULL, port);
 	}
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 }
 END_TEST
 
@@ -537,7 +494,7 @@ START_TEST(test_tls_silent_peer)
 {
 	struct iwarp_tls_attr srv_a, cli_a;
 	struct sockaddr_in sin;
-	struct side srv, cli;
+	struct cmt_side srv, cli;
 	struct iwarp_cm_id *l;
 	struct pollfd p;
 	uint16_t port;
@@ -570,8 +527,8 @@ START_TEST(test_tls_silent_peer)
 	wait_pending(l, 0);
 	good_client(&srv, &cli, &cli_a, port);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
-	side_close(&cli);
-	side_close(&srv);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
 }
 END_TEST
 
@@ -581,7 +538,7 @@ START_TEST(test_tls_bad_credentials)
 	struct iwarp_tls_attr a;
 	struct sockaddr_storage ss;
 	struct iwarp_cm_id *id;
-	struct side s;
+	struct cmt_side s;
 
 	side_open(&s, IWARP_CRC_OFF);
 	ck_assert_int_eq(
@@ -621,7 +578,7 @@ START_TEST(test_tls_bad_credentials)
 	ck_assert_int_eq(iwarp_cm_set_tls(id, NULL), 0);
 	ck_assert_int_eq(iwarp_cm_listen(id, 4), 0);
 	ck_assert_int_eq(iwarp_cm_destroy_id(id), 0);
-	side_close(&s);
+	cmt_side_close(&s);
 }
 END_TEST
 
