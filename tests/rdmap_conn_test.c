@@ -650,6 +650,254 @@ START_TEST(test_rx_every_split)
 }
 END_TEST
 
+/* ---- many FPDUs per receive: bulk buffer after an in-place payload ---- */
+
+/*
+ * A's stream for B (split_b_setup): two Writes large enough to be received
+ * in place (payload >= RDMAP_CONN_DP_MIN), with FPDUs too small for that
+ * before, between and after them (bounced through the bulk buffer). B's
+ * Read stays unanswered. Returns the stream length.
+ */
+/* the in-place payloads (>= RDMAP_CONN_DP_MIN) */
+#define CHAIN_BIG1 18000u
+#define CHAIN_BIG2 16400u
+
+static size_t chain_stream(struct fk_owner *ap, struct mode m, uint8_t *stream,
+			   size_t cap, uint8_t *bdst, const uint8_t **src)
+{
+	/* A may send first (an initiator without RTR); B's Read Request
+	 * never reaches it */
+	struct rdmap_conn_cfg ca = mkcfg(true, m);
+	struct fk_owner *a = ap;
+	struct fk_region *aloc;
+	struct rdmap_wqe *w;
+	size_t len;
+
+	ck_assert_uint_ge(CHAIN_BIG2, RDMAP_CONN_DP_MIN);
+	ca.fpdu_max = 32768;
+	fk_init(a);
+	ck_assert(fk_create(a, &ca));
+	aloc = fk_region_add(a, 0x101, 40000, LW, 0);
+	fill_pattern(aloc->buf, 40000, 9);
+	fk_post_send(a, 1, IWARP_WR_SEND, 0, 0x101, aloc->buf + 100, 40);
+	w = fk_post_send(a, 2, IWARP_WR_RDMA_WRITE, 0, 0x101, aloc->buf,
+			 CHAIN_BIG1);
+	w->rkey = 0x200;
+	w->remote_addr = (uintptr_t)bdst;
+	w = fk_post_send(a, 3, IWARP_WR_RDMA_WRITE, 0, 0x101, aloc->buf + 20000,
+			 300);
+	w->rkey = 0x200;
+	w->remote_addr = (uintptr_t)bdst + 38000;
+	fk_post_send(a, 4, IWARP_WR_SEND, IWARP_SEND_SOLICITED, 0x101,
+		     aloc->buf + 21000, 2000);
+	w = fk_post_send(a, 5, IWARP_WR_RDMA_WRITE, 0, 0x101, aloc->buf + 23000,
+			 CHAIN_BIG2);
+	w->rkey = 0x200;
+	w->remote_addr = (uintptr_t)bdst + 20000;
+	w = fk_post_send(a, 6, IWARP_WR_RDMA_WRITE, 0, 0x101, aloc->buf + 7, 5);
+	w->rkey = 0x200;
+	w->remote_addr = (uintptr_t)bdst + 39000;
+	rdmap_conn_sq_kick(a->c);
+	len = fk_tx_drain(a, stream, cap);
+	ck_assert_uint_gt(len, CHAIN_BIG1 + CHAIN_BIG2);
+	ck_assert_uint_lt(len, cap);
+	*src = aloc->buf; /* valid until chain_stream_done(a) */
+	return len;
+}
+
+static void chain_stream_done(struct fk_owner *a)
+{
+	ck_assert(fk_guards_ok(a));
+	rdmap_conn_destroy(a->c);
+	a->c = NULL;
+	ck_assert_int_eq(fk_refs(a), 0);
+	fk_fini(a);
+}
+
+/* Stream positions (octets) after each FPDU of |stream|, found with a
+ * bulk deframer of the same framing; returns the count. */
+static int fpdu_ends(struct mode m, const uint8_t *stream, size_t len,
+		     size_t *ends, int cap)
+{
+	struct mpa_rx_cfg cfg = {.markers = m.markers, .crc = m.crc};
+	struct mpa_rx rx;
+	struct mpa_rx_event ev;
+	size_t off = 0;
+	ssize_t r;
+	int n = 0;
+
+	ck_assert_int_eq(mpa_rx_init(&rx, &cfg), 0);
+	while (off < len) {
+		r = mpa_rx_process(&rx, stream + off, len - off, &ev);
+		ck_assert_int_ge(r, 0);
+		off += (size_t)r;
+		if (ev.type == MPA_RX_FPDU_DONE) {
+			ck_assert_int_lt(n, cap);
+			ends[n++] = off;
+		}
+	}
+	return n;
+}
+
+/*
+ * A fresh B (split_b_setup), then |stream| as receives that end at the
+ * |nends| positions |ends| (the last must be |len|), each filling the
+ * iovecs the engine asks for (at most |cap| of them) the way recvmsg(2)
+ * does. Returns the receives made.
+ */
+static int chain_run(struct mode m, const uint8_t *stream, size_t len,
+		     const size_t *ends, int nends, int cap, struct rx_snap *s)
+{
+	static uint8_t scratch[4096];
+	static struct iovec iov[1024];
+	long mem0 = iw_mem_outstanding();
+	struct fk_owner b;
+	size_t off = 0, k, take;
+	int e, cnt, i, recvs = 0;
+
+	split_b_setup(&b, m);
+	ck_assert_uint_gt(fk_tx_drain(&b, scratch, sizeof(scratch)), 0);
+	for (e = 0; e < nends; e++) {
+		while (off < ends[e]) {
+			cnt = rdmap_conn_rx_iov(b.c, iov, cap);
+			ck_assert_int_gt(cnt, 0);
+			k = 0;
+			for (i = 0; i < cnt && off + k < ends[e]; i++) {
+				take = iov[i].iov_len;
+				if (take > ends[e] - off - k)
+					take = ends[e] - off - k;
+				memcpy(iov[i].iov_base, stream + off + k, take);
+				k += take;
+			}
+			rdmap_conn_rx_done(b.c, k);
+			recvs++;
+			off += k;
+		}
+	}
+	ck_assert_uint_eq(off, len);
+	split_snap(&b, s);
+	ck_assert(fk_guards_ok(&b));
+	rdmap_conn_destroy(b.c);
+	b.c = NULL;
+	ck_assert_int_eq(fk_refs(&b), 0);
+	ck_assert_int_eq(b.bad_puts, 0);
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+	fk_fini(&b);
+	return recvs;
+}
+
+/*
+ * Receives that end anywhere after an in-place payload: inside a header,
+ * inside a bounced payload, inside a trailer or marker, exactly at FPDU
+ * ends, and with the iovec cap of the transport (1024) or a small one (8,
+ * where the in-place layout alone may use them all): what B places,
+ * completes and sends is the same as for one receive of everything. With
+ * and without CRC and markers.
+ */
+START_TEST(test_rx_chain_splits)
+{
+	struct mode m = modes[_i];
+	static uint8_t stream[131072];
+	static size_t ends[sizeof(stream) + 1];
+	size_t fend[64], len, chunk, pos;
+	const uint8_t *src;
+	struct rx_snap ref, got;
+	struct fk_owner a, b0;
+	uint8_t *bdst;
+	int nf, n, i, j, caps[2] = {1024, 8}, c;
+
+	/* B's destination address is the same for every fresh B */
+	split_b_setup(&b0, m);
+	bdst = fk_region_find(&b0, 0x200)->buf;
+	rdmap_conn_destroy(b0.c);
+	b0.c = NULL;
+	fk_fini(&b0);
+	len = chain_stream(&a, m, stream, sizeof(stream), bdst, &src);
+	nf = fpdu_ends(m, stream, len, fend, 64);
+	ck_assert_int_ge(nf, 6);
+
+	ends[0] = len;
+	chain_run(m, stream, len, ends, 1, 1024, &ref);
+	ck_assert_int_eq(ref.set_error_calls, 0);
+	ck_assert_int_eq(ref.nrcq, 2); /* the Sends, 40 and 2000 octets */
+	ck_assert_uint_eq(ref.rcq[1].byte_len, 2000);
+	ck_assert(memcmp(ref.rq, src + 100, 40) == 0);
+	ck_assert(memcmp(ref.dst, src, CHAIN_BIG1) == 0);
+	ck_assert(memcmp(ref.dst + 20000, src + 23000, CHAIN_BIG2) == 0);
+	ck_assert(memcmp(ref.dst + 38000, src + 20000, 300) == 0);
+	ck_assert(memcmp(ref.dst + 39000, src + 7, 5) == 0);
+	ck_assert(memcmp(ref.rq + 4000, src + 21000, 2000) == 0);
+
+	for (c = 0; c < 2; c++) {
+		/* fixed receive sizes: the ends fall everywhere */
+		for (chunk = 1; chunk <= 2100; chunk += (chunk < 80 ? 1 : 37)) {
+			n = 0;
+			for (pos = chunk; pos < len; pos += chunk)
+				ends[n++] = pos;
+			ends[n++] = len;
+			chain_run(m, stream, len, ends, n, caps[c], &got);
+			snap_eq(&ref, &got);
+			snap_free(&got);
+		}
+		/* each FPDU its own receive, then every pair of FPDU ends
+		 * plus/minus one octet around one of them */
+		chain_run(m, stream, len, fend, nf, caps[c], &got);
+		snap_eq(&ref, &got);
+		snap_free(&got);
+		for (i = 0; i + 1 < nf; i++) {
+			for (j = -1; j <= 1; j++) {
+				ends[0] = (size_t)((long)fend[i] + j);
+				ends[1] = len;
+				chain_run(m, stream, len, ends, 2, caps[c],
+					  &got);
+				snap_eq(&ref, &got);
+				snap_free(&got);
+			}
+		}
+	}
+	snap_free(&ref);
+	chain_stream_done(&a);
+}
+END_TEST
+
+/*
+ * Round trips: once a large payload is received in place, everything the
+ * stream holds after it (its trailer, small FPDUs, the next large FPDU's
+ * header and payload) arrives in the same receive, into the bulk buffer
+ * that follows the in-place iovecs: two receives carry the whole stream
+ * (the first ends inside the first large payload).
+ */
+START_TEST(test_rx_chain_one_receive)
+{
+	struct mode m = modes[_i];
+	static uint8_t stream[131072];
+	size_t ends[2], len;
+	const uint8_t *src;
+	struct rx_snap ref, got;
+	struct fk_owner a, b0;
+	uint8_t *bdst;
+
+	split_b_setup(&b0, m);
+	bdst = fk_region_find(&b0, 0x200)->buf;
+	rdmap_conn_destroy(b0.c);
+	b0.c = NULL;
+	fk_fini(&b0);
+	len = chain_stream(&a, m, stream, sizeof(stream), bdst, &src);
+	ends[0] = len;
+	chain_run(m, stream, len, ends, 1, 1024, &ref);
+	/* the Send (40) and the first Write's header and a little payload,
+	 * then the rest: the engine lays out the first Write's payload in
+	 * place with the bulk buffer behind it */
+	ends[0] = 200;
+	ends[1] = len;
+	ck_assert_int_eq(chain_run(m, stream, len, ends, 2, 1024, &got), 2);
+	snap_eq(&ref, &got);
+	snap_free(&got);
+	snap_free(&ref);
+	chain_stream_done(&a);
+}
+END_TEST
+
 /* ---- protocol errors: the exact TERMINATE ---- */
 
 enum bad_kind {
@@ -2277,6 +2525,8 @@ static Suite *rdmap_conn_suite(void)
 	/* every split of a ~28 KB stream, four framings: generous bound */
 	tcase_set_timeout(tsplit, 600);
 	tcase_add_loop_test(tsplit, test_rx_every_split, 0, NMODES);
+	tcase_add_loop_test(tsplit, test_rx_chain_splits, 0, NMODES);
+	tcase_add_loop_test(tsplit, test_rx_chain_one_receive, 0, NMODES);
 	suite_add_tcase(s, tsplit);
 	return s;
 }
