@@ -64,7 +64,9 @@ struct io_uring_sqe *engine_sqe(struct engine *eng)
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&eng->ring);
 	int i;
 
-	for (i = 0; !sqe && i < 64; i++) {
+	/* an application thread holding the engine submits nothing (the
+	 * submitting task owns the request, see engine_try_enter) */
+	for (i = 0; !sqe && !eng->direct && i < 64; i++) {
 		int rc = io_uring_submit(&eng->ring);
 
 		if (rc < 0 && rc != -EAGAIN && rc != -EBUSY && rc != -EINTR)
@@ -76,6 +78,8 @@ struct io_uring_sqe *engine_sqe(struct engine *eng)
 
 void engine_submit(struct engine *eng)
 {
+	if (eng->direct)
+		return; /* engine_leave wakes the progress thread to submit */
 	if (io_uring_sq_ready(&eng->ring) > 0)
 		io_uring_submit(&eng->ring);
 }
@@ -377,6 +381,33 @@ static int engine_poll(struct engine *eng)
 	return n;
 }
 
+/*
+ * Progress thread: submits what is queued, then sleeps in the kernel for
+ * up to |wait_ns| (UINT64_MAX = until a completion) without the engine:
+ * an application thread may drive it meanwhile (engine_try_enter). The
+ * wait submits nothing (the SQ is the holder's while we sleep).
+ */
+static void engine_thread_sleep(struct engine *eng, uint64_t wait_ns)
+{
+	struct __kernel_timespec ts;
+	struct io_uring_cqe *cqe;
+
+	engine_submit(eng);
+	eng->sleep_until_ns = wait_ns == UINT64_MAX
+				      ? UINT64_MAX
+				      : engine_now_ns() + wait_ns;
+	pthread_mutex_unlock(&eng->run_lock);
+	if (wait_ns == UINT64_MAX) {
+		io_uring_wait_cqe(&eng->ring, &cqe);
+	} else {
+		ts.tv_sec = (long long)(wait_ns / 1000000000u);
+		ts.tv_nsec = (long long)(wait_ns % 1000000000u);
+		io_uring_wait_cqe_timeout(&eng->ring, &cqe, &ts);
+	}
+	atomic_store(&eng->sleeping, 0);
+	pthread_mutex_lock(&eng->run_lock);
+}
+
 /* Blocks in the kernel until a completion, a due timer or |timeout_ms|. */
 static void engine_sleep(struct engine *eng, int timeout_ms)
 {
@@ -398,6 +429,10 @@ static void engine_sleep(struct engine *eng, int timeout_ms)
 
 		if (t < wait_ns)
 			wait_ns = t;
+	}
+	if (eng->has_thread && engine_in_thread(eng) && wait_ns > 0) {
+		engine_thread_sleep(eng, wait_ns);
+		return;
 	}
 	if (wait_ns == UINT64_MAX) {
 		io_uring_submit_and_wait_timeout(&eng->ring, &cqe, 1, NULL,
@@ -456,6 +491,8 @@ static void *engine_thread_main(void *arg)
 	unsigned int spins = 0;
 
 	tls_engine = eng;
+	/* the engine is ours except while we sleep (engine_thread_sleep) */
+	pthread_mutex_lock(&eng->run_lock);
 	/* The doorbell read is ours: with COOP_TASKRUN its completion work
 	 * runs in the task that submitted it. */
 	engine_efd_arm(eng);
@@ -511,8 +548,41 @@ static void *engine_thread_main(void *arg)
 			break;
 		}
 	}
+	pthread_mutex_unlock(&eng->run_lock);
 	tls_engine = NULL;
 	return NULL;
+}
+
+/* ---- direct drive by an application thread ---- */
+
+bool engine_try_enter(struct engine *eng)
+{
+	/* not nested in another engine's (or this one's) callbacks */
+	if (!eng->has_thread || tls_engine)
+		return false;
+	if (!atomic_load_explicit(&eng->sleeping, memory_order_relaxed))
+		return false;
+	if (pthread_mutex_trylock(&eng->run_lock) != 0)
+		return false;
+	tls_engine = eng;
+	eng->direct = true;
+	return true;
+}
+
+void engine_leave(struct engine *eng)
+{
+	bool wake;
+
+	/* What only the progress thread can do: submit the SQEs queued
+	 * meanwhile, run the work queued locally, and a timer armed before
+	 * the deadline it sleeps until. */
+	wake = io_uring_sq_ready(&eng->ring) > 0 || eng->work_head ||
+	       (eng->n_timers && eng->heap[0]->deadline_ns < eng->sleep_until_ns);
+	eng->direct = false;
+	tls_engine = NULL;
+	pthread_mutex_unlock(&eng->run_lock);
+	if (wake)
+		engine_ring_bell(eng);
 }
 
 /* ---- create / destroy ---- */
@@ -635,10 +705,10 @@ struct engine *engine_create(const struct engine_attr *attr)
 	} else {
 		/* the progress thread blocks the application's asynchronous
 		 * signals (util/thread.h) */
+		eng->has_thread = true; /* before the thread reads it */
 		rc = iw_thread_create(&eng->thread, engine_thread_main, eng);
 		if (rc < 0)
 			goto err_efd;
-		eng->has_thread = true;
 	}
 	return eng;
 

@@ -199,6 +199,21 @@ static void ep_tx_pump(struct endpoint *ep)
 				rc = ep->be->ops->shutdown(ep->be);
 				ep->shut_sent = true;
 			}
+		} else if (ep->eng->direct) {
+			/* an application thread holds the engine: send
+			 * without io_uring, or leave it to the progress
+			 * thread (which also reports any error) */
+			ssize_t n = -EAGAIN;
+
+			if (ep->be->ops->try_send)
+				n = ep->be->ops->try_send(ep->be, ep->tx_iov,
+							  cnt);
+			if (n <= 0) {
+				engine_work_queue(ep->eng, &ep->kick);
+				break;
+			}
+			ep->ops->tx_done(ep->owner, (size_t)n);
+			ep->tx_again = true; /* the rest, and anything new */
 		} else {
 			rc = ep->be->ops->send(ep->be, ep->tx_iov, cnt);
 			if (rc == 0)
