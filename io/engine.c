@@ -382,28 +382,51 @@ static int engine_poll(struct engine *eng)
 }
 
 /*
- * Progress thread: submits what is queued, then sleeps in the kernel for
- * up to |wait_ns| (UINT64_MAX = until a completion) without the engine:
- * an application thread may drive it meanwhile (engine_try_enter). The
- * wait submits nothing (the SQ is the holder's while we sleep).
+ * Publishes the SQEs queued so far to the kernel (the SQ tail) without
+ * entering it; returns how many the kernel has not consumed yet. The same
+ * as liburing's submit does before its system call. Engine held.
+ */
+static unsigned int engine_sq_publish(struct engine *eng)
+{
+	struct io_uring_sq *sq = &eng->ring.sq;
+	unsigned int tail = sq->sqe_tail;
+
+	if (sq->sqe_head != tail) {
+		sq->sqe_head = tail;
+		io_uring_smp_store_release(sq->ktail, tail);
+	}
+	return tail - io_uring_smp_load_acquire(sq->khead);
+}
+
+/*
+ * Progress thread: submits what is queued and sleeps in the kernel for up
+ * to |wait_ns| (UINT64_MAX = until a completion), in one system call,
+ * without holding the engine: an application thread may drive it
+ * meanwhile (engine_try_enter). The kernel consumes only the SQEs up to
+ * the tail published here; a holder that queues more writes past it (into
+ * slots the kernel has consumed, io_uring_get_sqe checks) and publishes
+ * nothing, so the two never touch the same SQE.
  */
 static void engine_thread_sleep(struct engine *eng, uint64_t wait_ns)
 {
+	struct io_uring_getevents_arg arg;
 	struct __kernel_timespec ts;
-	struct io_uring_cqe *cqe;
+	unsigned int flags = IORING_ENTER_GETEVENTS, n;
 
-	engine_submit(eng);
+	memset(&arg, 0, sizeof(arg));
+	if (wait_ns != UINT64_MAX) {
+		ts.tv_sec = (long long)(wait_ns / 1000000000u);
+		ts.tv_nsec = (long long)(wait_ns % 1000000000u);
+		arg.ts = (uint64_t)(uintptr_t)&ts;
+	}
+	flags |= IORING_ENTER_EXT_ARG;
+	n = engine_sq_publish(eng);
 	eng->sleep_until_ns = wait_ns == UINT64_MAX
 				      ? UINT64_MAX
 				      : engine_now_ns() + wait_ns;
 	pthread_mutex_unlock(&eng->run_lock);
-	if (wait_ns == UINT64_MAX) {
-		io_uring_wait_cqe(&eng->ring, &cqe);
-	} else {
-		ts.tv_sec = (long long)(wait_ns / 1000000000u);
-		ts.tv_nsec = (long long)(wait_ns % 1000000000u);
-		io_uring_wait_cqe_timeout(&eng->ring, &cqe, &ts);
-	}
+	io_uring_enter2((unsigned int)eng->ring.ring_fd, n, 1, flags,
+			(sigset_t *)(void *)&arg, sizeof(arg));
 	atomic_store(&eng->sleeping, 0);
 	pthread_mutex_lock(&eng->run_lock);
 }
@@ -430,7 +453,10 @@ static void engine_sleep(struct engine *eng, int timeout_ms)
 		if (t < wait_ns)
 			wait_ns = t;
 	}
-	if (eng->has_thread && engine_in_thread(eng) && wait_ns > 0) {
+	/* a timed wait without a timeout SQE needs IORING_FEAT_EXT_ARG
+	 * (5.11); before it the engine stays held while it sleeps */
+	if (eng->has_thread && engine_in_thread(eng) && wait_ns > 0 &&
+	    (eng->ring.features & IORING_FEAT_EXT_ARG)) {
 		engine_thread_sleep(eng, wait_ns);
 		return;
 	}
