@@ -1142,6 +1142,201 @@ START_TEST(test_timers)
 }
 END_TEST
 
+/* ---- direct drive: an application thread sends while the engine sleeps ---- */
+
+struct dsend {
+	struct endpoint *ep;
+	struct engine *eng;
+	int fd;              /* ours, handed to ep_create_fd */
+	const uint8_t *src;
+	size_t len, off;
+	size_t off_seen;     /* |off| read on the engine thread */
+	bool go;             /* tx_iov offers data only from then on */
+};
+
+static int dsend_rx_iov(void *owner, struct iovec *iov, int cap)
+{
+	(void)owner;
+	(void)iov;
+	(void)cap;
+	return 0; /* no receiving */
+}
+
+static void dsend_rx_done(void *owner, size_t n)
+{
+	(void)owner;
+	(void)n;
+}
+
+static int dsend_tx_iov(void *owner, struct iovec *iov, int cap)
+{
+	struct dsend *d = owner;
+	size_t at = d->off, k;
+	int n = 0;
+
+	/* odd pieces: the partial send splits one */
+	while (d->go && at < d->len && n < cap && n < 64) {
+		k = d->len - at < 7001 ? d->len - at : 7001;
+		iov[n++] = (struct iovec){(void *)(d->src + at), k};
+		at += k;
+	}
+	return n;
+}
+
+static void dsend_tx_done(void *owner, size_t n)
+{
+	((struct dsend *)owner)->off += n;
+}
+
+static void dsend_closed(void *owner, int err)
+{
+	(void)owner;
+	ck_abort_msg("direct send: stream closed (%d)", err);
+}
+
+static const struct ep_ops dsend_ops = {dsend_rx_iov, dsend_rx_done,
+					dsend_tx_iov, dsend_tx_done,
+					dsend_closed};
+
+static void dsend_create(void *arg)
+{
+	struct dsend *d = arg;
+
+	d->ep = ep_create_fd(d->eng, d->fd, &dsend_ops, d);
+}
+
+static void dsend_peek(void *arg)
+{
+	struct dsend *d = arg;
+
+	d->off_seen = d->off;
+}
+
+static void dsend_close(void *arg)
+{
+	struct dsend *d = arg;
+
+	ep_close(d->ep);
+}
+
+struct dreader {
+	int fd;
+	size_t len, got;
+	const uint8_t *src;
+	bool same;
+};
+
+static void *dreader_main(void *arg)
+{
+	struct dreader *r = arg;
+	static uint8_t buf[65536];
+	ssize_t n;
+
+	r->same = true;
+	while (r->got < r->len) {
+		n = read(r->fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		if (memcmp(buf, r->src + r->got, (size_t)n))
+			r->same = false;
+		r->got += (size_t)n;
+	}
+	return NULL;
+}
+
+START_TEST(test_direct_send)
+{
+	long mem0 = iw_mem_outstanding();
+	enum engine_mode mode = _i ? ENGINE_MODE_ADAPTIVE : ENGINE_MODE_CPU;
+	struct engine *eng = mk_engine(mode), *inl;
+	static uint8_t src[4 * 1024 * 1024 + 3];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct dreader r;
+	struct dsend d;
+	pthread_t th;
+	uint64_t deadline;
+	int lfd, cfd, afd, small = 16384;
+	size_t i, first;
+	bool held = false;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 131 + (i >> 13));
+	loopback(AF_INET, &ss, &sl);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(lfd, 0);
+	/* small buffers: the socket cannot take it all at once */
+	ck_assert_int_eq(setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small,
+				    sizeof(small)), 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&ss, sl), 0); /* port 0 */
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	sl = sizeof(ss);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&ss, &sl), 0);
+	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(cfd, 0);
+	ck_assert_int_eq(setsockopt(cfd, SOL_SOCKET, SO_SNDBUF, &small,
+				    sizeof(small)), 0);
+	ck_assert_int_eq(connect(cfd, (struct sockaddr *)&ss, sl), 0);
+	afd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(afd, 0);
+	close(lfd);
+
+	memset(&d, 0, sizeof(d));
+	d.eng = eng;
+	d.fd = cfd;
+	d.src = src;
+	d.len = sizeof(src);
+	ck_assert_int_eq(engine_call_sync(eng, dsend_create, &d), 0);
+	ck_assert_ptr_nonnull(d.ep);
+	ck_assert(!engine_in_thread(eng));
+
+	/* the engine sleeps when idle: take it over (bounded) */
+	deadline = engine_now_ns() + WAIT_NS;
+	while (!(held = engine_try_enter(eng)) && engine_now_ns() < deadline)
+		usleep(1000);
+	ck_assert_msg(held, "engine_try_enter never succeeded");
+	ck_assert(engine_in_thread(eng));
+	ck_assert(!engine_try_enter(eng)); /* not nested */
+	d.go = true;
+	/* sent by this thread before the call returns: the socket takes a
+	 * first part now (the reader is not running yet), the rest goes
+	 * through the progress thread (EAGAIN) */
+	ep_kick_tx(d.ep);
+	first = d.off;
+	engine_leave(eng);
+	ck_assert(!engine_in_thread(eng));
+	ck_assert_uint_gt(first, 0);
+	ck_assert_uint_lt(first, sizeof(src));
+
+	r.fd = afd;
+	r.len = sizeof(src);
+	r.got = 0;
+	r.src = src;
+	ck_assert_int_eq(pthread_create(&th, NULL, dreader_main, &r), 0);
+	pthread_join(th, NULL); /* the reader ends at EOF/error or len */
+	ck_assert_uint_eq(r.got, sizeof(src));
+	ck_assert(r.same);
+	/* the last send's completion may still be on its way to tx_done */
+	deadline = engine_now_ns() + WAIT_NS;
+	for (;;) {
+		ck_assert_int_eq(engine_call_sync(eng, dsend_peek, &d), 0);
+		if (d.off_seen == sizeof(src) || engine_now_ns() > deadline)
+			break;
+		usleep(1000);
+	}
+	ck_assert_uint_eq(d.off_seen, sizeof(src));
+	ck_assert_int_eq(engine_call_sync(eng, dsend_close, &d), 0);
+	engine_destroy(eng);
+	close(afd);
+
+	/* never in INLINE mode: the application drives it anyway */
+	inl = mk_engine(ENGINE_MODE_INLINE);
+	ck_assert(!engine_try_enter(inl));
+	engine_destroy(inl);
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+END_TEST
+
 static Suite *io_engine_suite(void)
 {
 	Suite *s = suite_create("io_engine");
@@ -1169,6 +1364,7 @@ static Suite *io_engine_suite(void)
 	tcase_add_test(tc, test_listen_errors);
 	tcase_add_test(tc, test_cc_and_mss);
 	tcase_add_test(tc, test_ep_mss);
+	tcase_add_loop_test(tc, test_direct_send, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
