@@ -49,13 +49,6 @@ struct io_backend_ops {
 	void (*destroy)(struct io_backend *be, bool abort);
 	/* Largest segment the transport carries (TCP_MAXSEG), or -errno. */
 	int (*mss)(struct io_backend *be);
-	/* Optional: sends |iov|[0..cnt) now without blocking and without
-	 * io_uring (no completion follows), with no send outstanding.
-	 * Returns the bytes the transport took (> 0, possibly fewer than
-	 * offered) or -errno (-EAGAIN: nothing taken now). Used while an
-	 * application thread holds the engine (engine_try_enter). */
-	ssize_t (*try_send)(struct io_backend *be, const struct iovec *iov,
-			    int cnt);
 };
 
 struct io_backend {

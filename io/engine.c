@@ -64,9 +64,7 @@ struct io_uring_sqe *engine_sqe(struct engine *eng)
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&eng->ring);
 	int i;
 
-	/* an application thread holding the engine submits nothing (the
-	 * submitting task owns the request, see engine_try_enter) */
-	for (i = 0; !sqe && !eng->direct && i < 64; i++) {
+	for (i = 0; !sqe && i < 64; i++) {
 		int rc = io_uring_submit(&eng->ring);
 
 		if (rc < 0 && rc != -EAGAIN && rc != -EBUSY && rc != -EINTR)
@@ -78,8 +76,6 @@ struct io_uring_sqe *engine_sqe(struct engine *eng)
 
 void engine_submit(struct engine *eng)
 {
-	if (eng->direct)
-		return; /* engine_leave wakes the progress thread to submit */
 	if (io_uring_sq_ready(&eng->ring) > 0)
 		io_uring_submit(&eng->ring);
 }
@@ -381,56 +377,6 @@ static int engine_poll(struct engine *eng)
 	return n;
 }
 
-/*
- * Publishes the SQEs queued so far to the kernel (the SQ tail) without
- * entering it; returns how many the kernel has not consumed yet. The same
- * as liburing's submit does before its system call. Engine held.
- */
-static unsigned int engine_sq_publish(struct engine *eng)
-{
-	struct io_uring_sq *sq = &eng->ring.sq;
-	unsigned int tail = sq->sqe_tail;
-
-	if (sq->sqe_head != tail) {
-		sq->sqe_head = tail;
-		io_uring_smp_store_release(sq->ktail, tail);
-	}
-	return tail - io_uring_smp_load_acquire(sq->khead);
-}
-
-/*
- * Progress thread: submits what is queued and sleeps in the kernel for up
- * to |wait_ns| (UINT64_MAX = until a completion), in one system call,
- * without holding the engine: an application thread may drive it
- * meanwhile (engine_try_enter). The kernel consumes only the SQEs up to
- * the tail published here; a holder that queues more writes past it (into
- * slots the kernel has consumed, io_uring_get_sqe checks) and publishes
- * nothing, so the two never touch the same SQE.
- */
-static void engine_thread_sleep(struct engine *eng, uint64_t wait_ns)
-{
-	struct io_uring_getevents_arg arg;
-	struct __kernel_timespec ts;
-	unsigned int flags = IORING_ENTER_GETEVENTS, n;
-
-	memset(&arg, 0, sizeof(arg));
-	if (wait_ns != UINT64_MAX) {
-		ts.tv_sec = (long long)(wait_ns / 1000000000u);
-		ts.tv_nsec = (long long)(wait_ns % 1000000000u);
-		arg.ts = (uint64_t)(uintptr_t)&ts;
-	}
-	flags |= IORING_ENTER_EXT_ARG;
-	n = engine_sq_publish(eng);
-	eng->sleep_until_ns = wait_ns == UINT64_MAX
-				      ? UINT64_MAX
-				      : engine_now_ns() + wait_ns;
-	pthread_mutex_unlock(&eng->run_lock);
-	io_uring_enter2((unsigned int)eng->ring.ring_fd, n, 1, flags,
-			(sigset_t *)(void *)&arg, sizeof(arg));
-	atomic_store(&eng->sleeping, 0);
-	pthread_mutex_lock(&eng->run_lock);
-}
-
 /* Blocks in the kernel until a completion, a due timer or |timeout_ms|. */
 static void engine_sleep(struct engine *eng, int timeout_ms)
 {
@@ -452,13 +398,6 @@ static void engine_sleep(struct engine *eng, int timeout_ms)
 
 		if (t < wait_ns)
 			wait_ns = t;
-	}
-	/* a timed wait without a timeout SQE needs IORING_FEAT_EXT_ARG
-	 * (5.11); before it the engine stays held while it sleeps */
-	if (eng->has_thread && engine_in_thread(eng) && wait_ns > 0 &&
-	    (eng->ring.features & IORING_FEAT_EXT_ARG)) {
-		engine_thread_sleep(eng, wait_ns);
-		return;
 	}
 	if (wait_ns == UINT64_MAX) {
 		io_uring_submit_and_wait_timeout(&eng->ring, &cqe, 1, NULL,
@@ -560,8 +499,6 @@ static void *engine_thread_main(void *arg)
 	if (rc < 0)
 		return NULL;
 	tls_engine = eng;
-	/* the engine is ours except while we sleep (engine_thread_sleep) */
-	pthread_mutex_lock(&eng->run_lock);
 	/* The doorbell read is ours: with COOP_TASKRUN its completion work
 	 * runs in the task that submitted it. */
 	engine_efd_arm(eng);
@@ -618,41 +555,8 @@ static void *engine_thread_main(void *arg)
 		}
 	}
 	engine_teardown(eng); /* submits to the ring: here, not in the caller */
-	pthread_mutex_unlock(&eng->run_lock);
 	tls_engine = NULL;
 	return NULL;
-}
-
-/* ---- direct drive by an application thread ---- */
-
-bool engine_try_enter(struct engine *eng)
-{
-	/* not nested in another engine's (or this one's) callbacks */
-	if (!eng->has_thread || tls_engine)
-		return false;
-	if (!atomic_load_explicit(&eng->sleeping, memory_order_relaxed))
-		return false;
-	if (pthread_mutex_trylock(&eng->run_lock) != 0)
-		return false;
-	tls_engine = eng;
-	eng->direct = true;
-	return true;
-}
-
-void engine_leave(struct engine *eng)
-{
-	bool wake;
-
-	/* What only the progress thread can do: submit the SQEs queued
-	 * meanwhile, run the work queued locally, and a timer armed before
-	 * the deadline it sleeps until. */
-	wake = io_uring_sq_ready(&eng->ring) > 0 || eng->work_head ||
-	       (eng->n_timers && eng->heap[0]->deadline_ns < eng->sleep_until_ns);
-	eng->direct = false;
-	tls_engine = NULL;
-	pthread_mutex_unlock(&eng->run_lock);
-	if (wake)
-		engine_ring_bell(eng);
 }
 
 /* ---- create / destroy ---- */
@@ -779,10 +683,8 @@ struct engine *engine_create(const struct engine_attr *attr)
 		}
 		/* the progress thread blocks the application's asynchronous
 		 * signals (util/thread.h); it sets the ring up first */
-		eng->has_thread = true; /* before the thread reads it */
 		rc = iw_thread_create(&eng->thread, engine_thread_main, eng);
 		if (rc < 0) {
-			eng->has_thread = false;
 			close(eng->start_efd);
 			goto err_efd;
 		}
@@ -793,9 +695,9 @@ struct engine *engine_create(const struct engine_attr *attr)
 		rc = eng->start_rc;
 		if (rc < 0) {
 			pthread_join(eng->thread, NULL);
-			eng->has_thread = false;
 			goto err_efd;
 		}
+		eng->has_thread = true;
 	}
 	return eng;
 

@@ -79,32 +79,6 @@ const char *engine_cc(const struct engine *eng);
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC). Any thread. */
 uint64_t engine_now_ns(void);
 
-/* ---- direct drive: an application thread instead of a wake-up ---- */
-
-/*
- * Threaded modes: while the progress thread sleeps in the kernel it does
- * not hold the engine, and an application thread may act as the engine
- * thread for a short step (e.g. post_send building and sending its FPDUs
- * itself) instead of waking it through the doorbell: on a machine with
- * few cores each hand-off between threads costs a wake-up and a place in
- * the run queue. Succeeds only when the progress thread sleeps and nobody
- * else holds the engine; never in INLINE or LATENCY mode, nor inside an
- * engine callback. While held, engine_in_thread(eng) is true for the
- * caller, and nothing is submitted to the kernel: SQEs stay queued for the
- * progress thread (io_uring ties a request to the task that submitted it,
- * and an application thread may exit). Returns true when the caller holds
- * the engine; it then calls engine_leave() from the same thread, holding
- * no lock the engine's callbacks take.
- */
-bool engine_try_enter(struct engine *eng);
-
-/*
- * Releases the engine taken by engine_try_enter(), and wakes the progress
- * thread when the step left it something to do (SQEs to submit, queued
- * work, an earlier timer).
- */
-void engine_leave(struct engine *eng);
-
 /* ---- work items: allocation-free, coalescing doorbells ---- */
 
 /*

@@ -66,17 +66,8 @@ struct engine {
 	_Atomic(struct engine_work *) work_in;
 	struct engine_work *work_head, *work_tail; /* engine-local FIFO */
 
-	/* INLINE mode: one runner at a time. Threaded modes: held by the
-	 * progress thread except while it sleeps in the kernel, and by an
-	 * application thread that drives the engine in the meantime
-	 * (engine_try_enter) */
+	/* INLINE mode: one runner at a time */
 	pthread_mutex_t run_lock;
-	/* an application thread holds the engine (engine_try_enter): it
-	 * submits nothing to the kernel, the progress thread does */
-	bool direct;
-	/* threaded sleep: the absolute deadline (engine_now_ns) the progress
-	 * thread sleeps until, UINT64_MAX = until an event */
-	uint64_t sleep_until_ns;
 
 	/* timers: binary min-heap by deadline */
 	struct engine_timer **heap;

@@ -16,21 +16,6 @@
 #include "io/ep.h"
 #include "util/mem.h"
 
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-/* The kernel orders a send before the receive of its bytes. ThreadSanitizer
- * sees a direct send (sendmsg) but not an io_uring receive, so an
- * application thread's writes before its direct send (e.g. clearing the
- * buffer the peer's engine then writes into) would look unordered with
- * the receiving engine's: model the stream as a release/acquire pair. */
-static char ep_wire_sync;
-#define EP_WIRE_RELEASE() __tsan_release(&ep_wire_sync)
-#define EP_WIRE_ACQUIRE() __tsan_acquire(&ep_wire_sync)
-#else
-#define EP_WIRE_RELEASE() ((void)0)
-#define EP_WIRE_ACQUIRE() ((void)0)
-#endif
-
 struct endpoint {
 	struct engine_obj obj; /* first: engine_destroy aborts leftovers */
 	struct engine *eng;
@@ -214,22 +199,6 @@ static void ep_tx_pump(struct endpoint *ep)
 				rc = ep->be->ops->shutdown(ep->be);
 				ep->shut_sent = true;
 			}
-		} else if (ep->eng->direct) {
-			/* an application thread holds the engine: send
-			 * without io_uring, or leave it to the progress
-			 * thread (which also reports any error) */
-			ssize_t n = -EAGAIN;
-
-			if (ep->be->ops->try_send)
-				n = ep->be->ops->try_send(ep->be, ep->tx_iov,
-							  cnt);
-			if (n <= 0) {
-				engine_work_queue(ep->eng, &ep->kick);
-				break;
-			}
-			EP_WIRE_RELEASE();
-			ep->ops->tx_done(ep->owner, (size_t)n);
-			ep->tx_again = true; /* the rest, and anything new */
 		} else {
 			rc = ep->be->ops->send(ep->be, ep->tx_iov, cnt);
 			if (rc == 0)
@@ -274,7 +243,6 @@ static void ep_rx_complete(void *up, ssize_t res)
 		return;
 	}
 	if (res > 0) {
-		EP_WIRE_ACQUIRE();
 		ep->depth++;
 		ep->ops->rx_done(ep->owner, (size_t)res);
 		ep->depth--;

@@ -96,22 +96,6 @@ static int sock_send(struct io_backend *be, const struct iovec *iov, int cnt)
 	return 0;
 }
 
-static ssize_t sock_try_send(struct io_backend *be, const struct iovec *iov,
-			     int cnt)
-{
-	struct sock_be *s = (struct sock_be *)be;
-	struct msghdr msg;
-	ssize_t n;
-
-	if (s->tx_busy)
-		return -EBUSY;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = (struct iovec *)iov;
-	msg.msg_iovlen = (size_t)cnt;
-	n = sendmsg(s->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return n < 0 ? -errno : n;
-}
-
 static int sock_shutdown(struct io_backend *be)
 {
 	struct sock_be *s = (struct sock_be *)be;
@@ -189,7 +173,6 @@ static const struct io_backend_ops sock_ops = {
 	.cancel_rx = sock_cancel_rx,
 	.destroy = sock_destroy,
 	.mss = sock_mss,
-	.try_send = sock_try_send,
 };
 
 struct io_backend *io_sock_backend_create(struct engine *eng, int fd)

@@ -3,27 +3,14 @@
  *
  * A channel keeps the CQs with a pending event in a FIFO list (at most one
  * entry per CQ: events of a CQ not yet fetched are coalesced). Its fd is an
- * eventfd whose counter is non-zero while the list is non-empty, so
- * poll()/epoll report it readable when iwarp_get_cq_event() has an event
- * to return.
- *
- * The write that makes the fd readable is done after the list's lock is
- * released: the woken thread (often on the same core, preempting the
- * writer) then finds the lock free instead of sleeping on it until the
- * writer runs again. A consumer may so take the entry, and drain the
- * counter, before the write lands; the late write leaves the fd readable
- * with nothing pending. Every write adds 1 and only drains (under the
- * lock) read the counter, so |writes| != |drained| says a write is still
- * in flight: the next look at an empty list drains again before it waits
- * (the fd is readable for that moment only; a non-blocking
- * iwarp_get_cq_event returns EAGAIN).
+ * eventfd whose counter is non-zero exactly while the list is non-empty, so
+ * poll()/epoll report it readable exactly when iwarp_get_cq_event() has an
+ * event to return.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util/mem.h"
@@ -88,33 +75,9 @@ IWARP_EXPORT int iwarp_destroy_comp_channel(struct iwarp_comp_channel *channel)
 	return 0;
 }
 
-/* Zeroes the fd's counter without blocking (it may be zero already: a
- * write owed by channel_fire has not landed). ch->lock held. */
-static void channel_drain(struct iw_channel *ch)
-{
-	uint64_t v = 0;
-	struct iovec iov = {.iov_base = &v, .iov_len = sizeof(v)};
-	struct pollfd pfd = {.fd = ch->pub.fd, .events = POLLIN};
-	ssize_t r;
-
-	if (ch->drained == ch->writes)
-		return; /* nothing written since the last drain */
-	do {
-		r = preadv2(ch->pub.fd, &iov, 1, -1, RWF_NOWAIT);
-	} while (r < 0 && errno == EINTR);
-	if (r < 0 && errno != EAGAIN && poll(&pfd, 1, 0) == 1) {
-		/* no RWF_NOWAIT for eventfds (old kernel): readable, so the
-		 * read does not block (only lock holders read) */
-		r = read(ch->pub.fd, &v, sizeof(v));
-	}
-	if (r == (ssize_t)sizeof(v))
-		ch->drained += v;
-}
-
 void channel_fire(struct iw_cq *cq)
 {
 	struct iw_channel *ch;
-	bool signal = false;
 
 	if (!cq->pub.channel)
 		return;
@@ -127,14 +90,11 @@ void channel_fire(struct iw_cq *cq)
 			ch->tail->chan_next = cq;
 		} else {
 			ch->head = cq;
-			signal = true;
-			ch->writes++;
+			verbs_efd_signal(ch->pub.fd, true);
 		}
 		ch->tail = cq;
 	}
 	pthread_mutex_unlock(&ch->lock);
-	if (signal)
-		verbs_efd_signal(ch->pub.fd, true);
 }
 
 void channel_remove_cq(struct iw_cq *cq)
@@ -157,7 +117,7 @@ void channel_remove_cq(struct iw_cq *cq)
 		}
 		cq->on_chan_list = false;
 		if (!ch->head)
-			channel_drain(ch);
+			verbs_efd_signal(ch->pub.fd, false);
 	}
 	pthread_mutex_unlock(&ch->lock);
 }
@@ -179,15 +139,13 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 			ch->head = c->chan_next;
 			if (!ch->head) {
 				ch->tail = NULL;
-				channel_drain(ch);
+				verbs_efd_signal(channel->fd, false);
 			}
 			c->on_chan_list = false;
 			c->chan_next = NULL;
 			c->events_queued++;
 			*cq = &c->pub;
 			*cq_context = c->pub.cq_context;
-		} else {
-			channel_drain(ch); /* a late write must not wake us */
 		}
 		pthread_mutex_unlock(&ch->lock);
 		if (c)

@@ -191,35 +191,20 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	return 0;
 }
 
-/*
- * post_send's doorbell. When the progress thread sleeps, the posting
- * thread drives the engine itself for this QP (engine_try_enter): it
- * frames the new WQEs and sends them with a non-blocking send, so an
- * event-driven ping-pong costs no wake-up of the progress thread on the
- * transmit side. Otherwise (the progress thread is awake, or another
- * thread holds the engine) the doorbell work item hands the QP over.
- */
 void engine_qp_kick(struct iw_qp *qp)
 {
 	struct conn_glue *g = NULL;
 	struct qp_conn *conn;
-	bool direct = false;
 
 	pthread_mutex_lock(&qp->lock);
 	conn = qp->conn;
 	if (conn)
 		g = conn->glue;
-	if (g && !engine_in_thread(g->eng) && engine_try_enter(g->eng))
-		direct = true; /* conn and glue stay: the engine is ours */
-	else if (g)
+	if (g)
 		engine_work_queue(g->eng, &g->doorbell);
 	pthread_mutex_unlock(&qp->lock);
-	if (direct) {
-		qp_conn_sq_kick(conn);
-		engine_leave(g->eng);
-	} else if (conn && !g) {
+	if (conn && !g)
 		qp_conn_sq_kick(conn); /* driven in place (tests) */
-	}
 }
 
 struct state_call {

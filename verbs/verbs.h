@@ -279,10 +279,6 @@ struct iw_channel {
 	struct iwarp_comp_channel pub;
 	pthread_mutex_t lock;          /* the pending list and the fd's counter */
 	struct iw_cq *head, *tail;     /* CQs with a pending event, oldest first */
-	/* fd writes (of 1) decided under |lock| and done after it
-	 * (channel_fire), and what drains read back; they differ while a
-	 * write has not landed */
-	uint64_t writes, drained;
 };
 
 static inline struct iw_channel *channel_from_pub(struct iwarp_comp_channel *ch)
