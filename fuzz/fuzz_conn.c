@@ -103,9 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.rdmap_ext = (mode & 0x80) != 0;
 	if (!fk_create(&o, &cfg))
 		abort();
-	/* 0x100 holds Writes long enough to be received in place (payload
-	 * >= RDMAP_CONN_DP_MIN) */
-	r = fk_region_add(&o, 0x100, 49152,
+	r = fk_region_add(&o, 0x100, 8192,
 			  IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
 				  (cfg.rdmap_ext ? IWARP_ACCESS_REMOTE_ATOMIC
 						 : 0),

@@ -72,12 +72,6 @@ def main():
         "responder_read": (0x00, read_req + send),
         "big_fpdu": (0x24, fpdu(tagged(0, 0x100, 0x100000,
                                        pattern(8192, 9)))),
-        # payloads received in place (>= 16 KiB) with small FPDUs
-        # between them, which then arrive in the same receive
-        "big_fpdu_chain": (0x24, fpdu(tagged(0, 0x100, 0x100000,
-                                             pattern(20000, 3))) + send +
-                           fpdu(tagged(0, 0x100, 0x105000,
-                                       pattern(17000, 4))) + write),
     }
     # RFC 7306 (octet 1 bit 7: extensions on): Immediate Data (QN 0, 8
     # octets), Atomic Request (QN 3, 52 octets: opcode word, request id,

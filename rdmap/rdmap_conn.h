@@ -33,10 +33,9 @@
  *   (RDMAP_CONN_RESP_BURST FPDUs) so that inbound Read Requests cannot
  *   starve the send queue.
  * - RX: bulk receive into a 1 MiB buffer parsed in place (mpa_rx bulk mode);
- *   payloads of RDMAP_CONN_DP_MIN octets or more are received straight into
- *   their destination (mpa_rx_payload_iov / mpa_rx_commit), with the whole
- *   bulk buffer after them, so that the trailer, the next headers and the
- *   FPDUs behind them arrive in the same receive (docs/rx-datapath.md). Every
+ *   large payloads are received straight into their destination
+ *   (mpa_rx_payload_iov / mpa_rx_commit), with a bulk tail after them that
+ *   catches the trailer and the next header in the same receive. Every
  *   header is validated before any payload of its segment is placed; a
  *   violation is reported after the FPDU's CRC was verified (a corrupted
  *   FPDU is a CRC error, not a protocol error), and nothing of a failed
@@ -89,14 +88,14 @@
 
 /* Tunables. */
 #define RDMAP_CONN_RX_BUF (1u << 20) /* bulk receive buffer, one per conn */
-/*
- * Receive a payload rest at least this long in place (zero copy); shorter
- * ones are bounced through the bulk buffer, so that one receive carries
- * many such FPDUs. Chosen by measurement (docs/rx-datapath.md): on
- * loopback the io_uring round trip an in-place receive costs is dearer
- * than copying up to this many octets.
- */
-#define RDMAP_CONN_DP_MIN 16384u
+#define RDMAP_CONN_DP_MIN                                                      \
+	4096u /* receive payload at least this long in place */
+#define RDMAP_CONN_DP_BIG                                                      \
+	16384u /* "large FPDU" payload: stream them in place */
+#define RDMAP_CONN_RX_LOOKAHEAD                                                \
+	512u /* bulk octets read after/between large FPDUs */
+#define RDMAP_CONN_RX_BIG_CREDIT                                               \
+	8u /* small FPDUs after a large one still bounded */
 #define RDMAP_CONN_TX_SLOTS 128u /* FPDUs framed ahead (power of two) */
 #define RDMAP_CONN_SLOT_IOV 40u	 /* iovecs of one FPDU without markers */
 /* iovecs of the framed FPDUs, shared by the slots as a ring: each FPDU
@@ -367,6 +366,9 @@ struct rdmap_conn {
 	uint8_t *rxbuf;	 /* RDMAP_CONN_RX_BUF */
 	bool dp_active;	 /* last rx_iov was a direct placement */
 	size_t dp_len;	 /* its placement octets (a bulk tail follows) */
+	uint32_t rx_big; /* credit: large FPDUs seen lately */
+	size_t rx_req;	 /* octets the last rx_iov set asked for */
+	bool rx_behind;	 /* it was filled: read the whole buffer */
 	bool first_rx;	 /* an FPDU was received */
 	bool rx_after_write; /* the last inbound message was an RDMA Write */
 	struct rdmap_rx_cur cur;

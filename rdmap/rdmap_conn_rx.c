@@ -388,6 +388,11 @@ static void rx_header(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 		ev->hdr_len < sizeof(cur->hdr) ? ev->hdr_len : sizeof(cur->hdr);
 	memcpy(cur->hdr, ev->hdr, cur->hdr_len);
 	cur->pay_len = (uint32_t)(ev->ulpdu_len - ev->hdr_len);
+	/* large FPDUs stream in place (rdmap_conn_rx_iov) */
+	if (cur->pay_len >= RDMAP_CONN_DP_BIG)
+		c->rx_big = RDMAP_CONN_RX_BIG_CREDIT;
+	else if (c->rx_big)
+		c->rx_big--;
 	rc = ddp_hdr_decode(&cur->h, ev->hdr, ev->hdr_len);
 	if (rc < 0)
 		goto err;
@@ -632,6 +637,28 @@ static void conn_rx_bulk(struct rdmap_conn *c, const uint8_t *buf, size_t len)
 }
 
 /*
+ * Octets a bulk receive asks for. While large FPDUs arrive (rx_big), it
+ * ends a little past the current FPDU's trailer, so that the next header
+ * is parsed from it and that FPDU's payload is then received in place;
+ * otherwise the whole buffer.
+ */
+static size_t rx_bulk_len(const struct rdmap_conn *c)
+{
+	const struct mpa_rx *m = &c->mrx;
+	size_t len = RDMAP_CONN_RX_LOOKAHEAD;
+
+	if (!c->rx_big || c->rx_behind)
+		return RDMAP_CONN_RX_BUF;
+	if (mpa_rx_get_state(m) == MPA_RX_GET_PAYLOAD) {
+		len += m->pay_len - m->pay_got + m->pad_len + MPA_CRC_LEN;
+		/* markers: one per 508 content octets, rounded up */
+		if (m->markers)
+			len += MPA_MARKER_LEN * (len / MPA_MARKER_SPAN + 1);
+	}
+	return len < RDMAP_CONN_RX_BUF ? len : RDMAP_CONN_RX_BUF;
+}
+
+/*
  * Direct placement layout for the rest of the current payload, if it is
  * large: iovecs into |iov| (at most |cap|) and their octet total in |*total|.
  * Returns the iovec count, or 0 when the payload goes through the bulk
@@ -694,30 +721,25 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 	c->dp_len = 0;
 	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
 		return 0;
-	/*
-	 * Direct placement: a large payload goes straight to its target.
-	 * The whole bulk buffer follows it (every receive is parsed to its
-	 * last octet, so all of it is free): the trailer, the next headers
-	 * and any FPDUs behind them arrive in the same receive instead of one
-	 * receive (one io_uring round trip) per FPDU. What lands there is
-	 * parsed and copied out like any bulk receive; a large payload whose
-	 * header arrived that way is again received in place from its first
-	 * octet not yet received.
-	 */
+	/* direct placement: a large payload goes straight to its target,
+	 * and the bulk buffer after it takes the trailer and what follows */
 	n = rx_dp_iov(c, iov, cap, &total);
 	if (n > 0) {
 		c->dp_active = true;
 		c->dp_len = total;
 		if (n < cap) {
 			iov[n].iov_base = c->rxbuf;
-			iov[n++].iov_len = RDMAP_CONN_RX_BUF;
+			iov[n].iov_len = RDMAP_CONN_RX_BUF;
+			if (c->rx_big && !c->rx_behind)
+				iov[n].iov_len = RDMAP_CONN_RX_LOOKAHEAD;
+			total += iov[n++].iov_len;
 		}
+		c->rx_req = total;
 		return n;
 	}
-	/* bulk: FPDUs with small payloads (below RDMAP_CONN_DP_MIN), headers
-	 * and trailers, as many as the stream holds */
 	iov[0].iov_base = c->rxbuf;
-	iov[0].iov_len = RDMAP_CONN_RX_BUF;
+	iov[0].iov_len = rx_bulk_len(c);
+	c->rx_req = iov[0].iov_len;
 	return 1;
 }
 
@@ -732,6 +754,9 @@ void rdmap_conn_rx_done(struct rdmap_conn *c, size_t n)
 		conn_rx_release(c);
 		return;
 	}
+	/* a bounded receive that was filled means the receiver is behind:
+	 * then fewer, larger receives beat avoiding the copy */
+	c->rx_behind = n >= c->rx_req && c->rx_req < RDMAP_CONN_RX_BUF;
 	if (c->dp_active) {
 		c->dp_active = false;
 		k = n < c->dp_len ? n : c->dp_len;
