@@ -145,11 +145,16 @@ capture() {
 	[ "$rc" -eq 0 ] && [ "$src" -eq 0 ]
 }
 
-# dropped NAME: dumpcap lost packets (a loaded machine: the kernel's
-# capture buffer overflowed). Such a capture has a gap the decoders cannot
-# cross, so the case runs again rather than failing on the capture.
+# dropped NAME: the capture lost packets: dumpcap says it dropped some (a
+# loaded machine: the kernel's capture buffer overflowed), or the capture
+# has a TCP segment it never saw although dumpcap reports no drop (seen
+# once in CI, with markers: 4,054 FPDUs misread after the gap; the
+# capture starts before the server, so no segment may precede it). Such
+# a capture has a gap the decoders cannot cross, so the case runs again
+# rather than failing on the capture.
 dropped() {
-	grep -Eq 'received/dropped.*/[1-9][0-9]* \(' "$work/$1.dumpcap"
+	grep -Eq 'received/dropped.*/[1-9][0-9]* \(' "$work/$1.dumpcap" && return 0
+	ts -r "$work/$1.pcapng" -q -z expert 2>/dev/null | grep -q 'Previous segment(s) not captured'
 }
 
 # capture_case NAME ARGS...: capture, again (at most 3 runs) while
@@ -159,9 +164,9 @@ capture_case() {
 	for try in 1 2 3; do
 		capture "$@" || return 0
 		dropped "$name" || return 0
-		echo "  $name: dumpcap dropped packets, run $try again"
+		echo "  $name: the capture lost packets, run $try again"
 	done
-	cfail "$name: dumpcap dropped packets in 3 runs"
+	cfail "$name: the capture lost packets in 3 runs"
 }
 
 # clean NAME: no Lua error, nothing malformed, no plugin warning/error,
