@@ -36,7 +36,7 @@ if [ ! -e "$lib" ] && [ "$dir" = "$top/build" ]; then
 fi
 [ -e "$lib" ] || { echo "abi-check: $lib not built"; exit 99; }
 lib=$(readlink -f "$lib")
-if ! readelf -S "$lib" | grep -q '\.debug_info'; then
+if ! readelf -S "$lib" | grep '\.debug_info' >/dev/null; then
 	echo "abi-check: $lib has no debug information: build with -g (the default CFLAGS)"
 	exit 99
 fi

@@ -101,7 +101,7 @@ else
 fi
 
 # ---- 3. contents and dependencies ----------------------------------------
-has() { dpkg-deb -c "$1" | awk '{ print $6 }' | grep -qx "./$2"; }
+has() { dpkg-deb -c "$1" | awk '{ print $6 }' | grep -x "./$2" >/dev/null; }
 check "libiwarp1 holds libiwarp.so.1" has "${debs[0]}" "usr/lib/$ma/libiwarp.so.1"
 check "libiwarp-dev holds the header, pkg-config file, man pages" eval \
 	'has "${debs[1]}" usr/include/iwarp/iwarp.h &&
@@ -118,9 +118,9 @@ check "iwarp-compat holds iwarp_run and the private compat libraries" eval \
 	'has "${debs[3]}" usr/bin/iwarp_run && has "${debs[3]}" usr/share/man/man1/iwarp_run.1.gz &&
 	 has "${debs[3]}" "usr/lib/$ma/libiwarp/compat/libibverbs.so.1" &&
 	 has "${debs[3]}" "usr/lib/$ma/libiwarp/compat/librdmacm.so.1" &&
-	 ! dpkg-deb -c "${debs[3]}" | grep -q "usr/lib/$ma/lib[ir][bd]"'
+	 ! dpkg-deb -c "${debs[3]}" | grep "usr/lib/$ma/lib[ir][bd]" >/dev/null'
 check "libiwarp1 has a symbols file" eval \
-	'dpkg-deb --ctrl-tarfile "${debs[0]}" | tar -tf - | grep -qx ./symbols'
+	'dpkg-deb --ctrl-tarfile "${debs[0]}" | tar -tf - | grep -x ./symbols >/dev/null'
 
 # ---- 4. install into a throwaway root --------------------------------------
 root=$work/root
@@ -134,7 +134,7 @@ if ! dpkg_root -i "${debs[@]}" >"$work/dpkg-i.out" 2>&1; then
 fi
 for p in libiwarp1 libiwarp-dev iwarp-tools iwarp-compat; do
 	check "$p installed" eval \
-		"dpkg-query --admindir='$root/var/lib/dpkg' -W -f='\${Status}' $p | grep -q 'ok \(installed\|triggers-pending\)'"
+		"dpkg-query --admindir='$root/var/lib/dpkg' -W -f='\${Status}' $p | grep 'ok \(installed\|triggers-pending\)' >/dev/null"
 done
 say "installed into $root"
 

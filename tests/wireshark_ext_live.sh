@@ -62,7 +62,7 @@ ts() { timeout 120 "$TSHARK" "${TS[@]}" "$@" 2> >(grep -v "^Running as user" >&2
 port_in_use() {
 	local hex
 	hex=$(printf ':%04X ' "$1")
-	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '{print $2 " "}' | grep -q -- "$hex"
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '{print $2 " "}' | grep -- "$hex" >/dev/null
 }
 pick_port() {
 	local i p
@@ -154,7 +154,7 @@ capture() {
 # rather than failing on the capture.
 dropped() {
 	grep -Eq 'received/dropped.*/[1-9][0-9]* \(' "$work/$1.dumpcap" && return 0
-	ts -r "$work/$1.pcapng" -q -z expert 2>/dev/null | grep -q 'Previous segment(s) not captured'
+	ts -r "$work/$1.pcapng" -q -z expert 2>/dev/null | grep 'Previous segment(s) not captured' >/dev/null
 }
 
 # capture_case NAME ARGS...: capture, again (at most 3 runs) while

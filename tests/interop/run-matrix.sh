@@ -649,7 +649,7 @@ run_group() {   # run_group GROUP INDEX...
 
 CRASH_RE='kernel BUG at|Kernel panic|Oops: |general protection fault|BUG: unable to handle'
 guest_crashed() {
-	grep -v '^G\[' "$CONSOLE" 2>/dev/null | grep -qE "$CRASH_RE" && return 0
+	grep -v '^G\[' "$CONSOLE" 2>/dev/null | grep -E "$CRASH_RE" >/dev/null && return 0
 	[ -n "$GUEST_PID" ] && ! kill -0 "$GUEST_PID" 2>/dev/null
 }
 
