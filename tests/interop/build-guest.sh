@@ -33,7 +33,7 @@ WORK=$CACHE/work          # extraction / build area
 FULL=$WORK/full           # all user-space .debs extracted here (lib lookup)
 ROOT=$WORK/initramfs      # staged initramfs tree
 # Extra Debian packages whose binaries go into the guest (space separated).
-EXTRA_PKGS=${SIW_PEER_EXTRA_PKGS:-tcpdump}
+EXTRA_PKGS=${SIW_PEER_EXTRA_PKGS:-tcpdump qperf libfabric-bin}
 # siw's settings are compile-time constants in siw_main.c (6.1), e.g.
 # SIW_PEER_SIW_KNOBS="mpa_crc_required=true peer_to_peer=true mpa_version=1"
 # (also: mpa_crc_strict try_gso siw_tcp_nagle zcopy_tx loopback_enabled).
