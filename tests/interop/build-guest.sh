@@ -172,7 +172,18 @@ for p in $TOP_PKGS; do extract_pkg "$p"; done
 
 # Where a soname lives inside $FULL (first hit wins).
 LIBDIRS="usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib64 lib64 usr/lib lib"
-find_lib() { local d; for d in $LIBDIRS; do [ -e "$FULL/$d/$1" ] && { echo "$FULL/$d/$1"; return 0; }; done; return 1; }
+# A library that Debian installs through update-alternatives (e.g.
+# libpsm-infinipath1, needed by libfabric1: /usr/lib/libpsm1/
+# libpsm_infinipath.so.1.16) has no soname link after dpkg -x: the file
+# whose SONAME it is serves.
+find_lib() {
+    local d f
+    for d in $LIBDIRS; do [ -e "$FULL/$d/$1" ] && { echo "$FULL/$d/$1"; return 0; }; done
+    while read -r f; do
+        readelf -d "$f" 2>/dev/null | grep -F "(SONAME)" | grep -F "[$1]" >/dev/null && { echo "$f"; return 0; }
+    done < <(find "$FULL" -type f -name "$1.*" 2>/dev/null)
+    return 1
+}
 needed() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 is_elf() { [ -f "$1" ] && [ "$(head -c4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
 
