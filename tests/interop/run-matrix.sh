@@ -182,6 +182,13 @@ define_cases() {
 			add compat "compat-lat-$t-$role" lat "host=compat role=$role test=$t tmo=60 $dec"
 		done
 	done
+	# qperf rc_lat over RDMA CM (-cm1), 2 s, siw's client -> our
+	# server: the client must exit 0 and report its latency; the server
+	# (qperf serves until it is stopped) must still run when the client
+	# is done. Only this one of qperf's rc_bw/rc_lat x hc/gc can pass
+	# against siw, and libfabric's fi_pingpong none: README, "qperf and
+	# libfabric against siw".
+	add compat compat-qperf-lat-gc qperf "host=compat role=gc test=lat tmo=90"
 }
 
 # compat_skip: why the compat cases cannot run on this host (prints the
@@ -207,6 +214,17 @@ compat_skip() {
 	return 1
 }
 
+# case_skip INDEX: why case INDEX cannot run on this host (prints the
+# reason, true), or false when it can (beyond compat_skip)
+case_skip() {
+	case ${C_KIND[$1]} in
+	qperf)
+		command -v qperf >/dev/null 2>&1 ||
+			{ echo "qperf not installed on the host (Debian package qperf)"; return 0; } ;;
+	esac
+	return 1
+}
+
 # ------------------------------------------------------------------ guest
 CONSOLE="" GUEST_PID="" FIFO=""
 agent() { printf '%s\n' "$*" >&7; }
@@ -228,8 +246,8 @@ guest_log() { sed -n "s/^G\\[$1\\] //p" "$CONSOLE"; }
 
 # ------------------------------------------------------------------ host side
 CAP_PID=""
-cap_start() {   # cap_start PORT FILE
-	dumpcap -i lo -B 256 -f "tcp port $1" -w "$2" >"$2.log" 2>&1 &
+cap_start() {   # cap_start PORT FILE [FILTER]: FILTER (default "tcp port PORT") must hold PORT
+	dumpcap -i lo -B 256 -f "${3:-tcp port $1}" -w "$2" >"$2.log" 2>&1 &
 	CAP_PID=$!
 	local i=0
 	until grep -q 'Capturing on' "$2.log" 2>/dev/null; do
@@ -296,6 +314,7 @@ size_bytes() { case $1 in 1M) echo 1048576 ;; *) echo "$1" ;; esac; }
 RESULTS=()   # "name|group|result|run_s|detail"
 EXTRA_SPECS=()   # "port:pcap" of first attempts, split with their boot
 declare -A CASE_RETRY   # name -> what attempt 1 said (re-run cases)
+declare -A CASE_CAP   # name -> the port of its guest NIC capture (default: its port)
 declare -A CASE_PORT CASE_RUNRES CASE_DETAIL CASE_DUR CASE_WIRE CASE_EXPERT CASE_DECODE CASE_ROLE
 
 run_case() {   # run_case INDEX GROUP
@@ -319,6 +338,9 @@ run_case() {   # run_case INDEX GROUP
 	mkdir -p "$d"
 	hlog=$d/host.log
 	CASE_WIRE[$name]=$wire CASE_EXPERT[$name]=$expert CASE_DECODE[$name]=$decode CASE_ROLE[$name]=$role
+	CASE_CAP[$name]=$P
+	# capf: the loopback capture's filter (default: port P)
+	local capf="" capfile=$d/lo.pcapng elo ehi
 	t0=$(now)
 	case $kind in
 	ping | kill)
@@ -373,6 +395,19 @@ run_case() {   # run_case INDEX GROUP
 			G="ib_${test}_${kind} -R -d siw0 -p $P $po 10.0.2.2"
 		fi
 		;;
+	qperf)
+		# P: qperf's control port (plain TCP, not captured); its
+		# data connection (RDMA CM) has a port of its own, an
+		# ephemeral one of the host server, known from its log
+		# (IWARP_DEBUG: rdma_listen) only after the run: the capture
+		# takes the ephemeral range and keeps that port's connection.
+		# (Our qperf client -> siw's server cannot pass: README.)
+		H="env IWARP_DEBUG=1 $crun qperf -lp $P"
+		G="qperf 10.0.2.2 -lp $P -cm1 -t 2 rc_$test"
+		read -r elo ehi </proc/sys/net/ipv4/ip_local_port_range
+		capf="tcp port $P or tcp portrange $elo-$ehi"
+		capfile=$d/lo-wide.pcapng
+		;;
 	oob)
 		H="$OOB -a 127.0.0.1 -p $P -t 30000 $ours"
 		G="rping -c -a 10.0.2.2 -p $P -C 1 -S 64"
@@ -383,7 +418,7 @@ run_case() {   # run_case INDEX GROUP
 	[ "$valgrind" = 1 ] && H="valgrind --leak-check=full --show-leak-kinds=definite,indirect --log-file=$d/valgrind.txt $H"
 	printf '%s\n' "guest: $G" "host:  $H" "port:  $P" >"$d/cmd.txt"
 
-	cap_start "$P" "$d/lo.pcapng" || { detail="capture did not start"; res=FAIL; }
+	cap_start "$P" "$capfile" "$capf" || { detail="capture did not start"; res=FAIL; }
 	local hpid="" grc="" hrc=""
 	if [ $res = PASS ] && [ "$role" = hc ]; then
 		agent "RUN $id $P $tmo $G"
@@ -430,11 +465,31 @@ run_case() {   # run_case INDEX GROUP
 		echo "host tool ended $(elapsed "$tk")s after the kill: rc=$hrc" >>"$d/cmd.txt"
 		hpid=""
 	fi
+	# qperf (guest client, host server): the server serves until it is
+	# stopped. Once the client is done (and 1 s for the server's test
+	# process to finish), the server must still run (srv=alive); then it
+	# is stopped (SIGTERM). crc: the client's exit status.
+	local crc="" srv=""
+	if [ $res = PASS ] && [ "$kind" = qperf ]; then
+		wait_console "^AGENT-DONE $id " $((tmo + 10)) || { agent "KILL $id KILL"; wait_console "^AGENT-DONE $id " 20; }
+		grc=$(guest_rc "$id") crc=$(guest_rc "$id")
+		sleep 1
+		if kill -0 "$hpid" 2>/dev/null; then
+			srv=alive
+			stop_host "$hpid"
+			hrc=stopped
+		else
+			wait "$hpid"
+			hrc=$?
+			srv="ended by itself, rc $hrc"
+		fi
+		hpid=""
+	fi
 	if [ -n "$hpid" ]; then
 		wait "$hpid"
 		hrc=$?
 	fi
-	if [ $res = PASS ]; then
+	if [ $res = PASS ] && [ "$kind" != qperf ]; then
 		# the guest tool ends soon after ours (30 s); expected failures
 		# may leave it waiting for a peer that is gone (10 s, then kill)
 		# (a stock host client that failed leaves the guest server
@@ -450,11 +505,45 @@ run_case() {   # run_case INDEX GROUP
 	fi
 	cap_stop
 	guest_log "$id" >"$d/guest.log"
+	if [ "$kind" = qperf ] && [ "$role" = gc ] && [ -e "$capfile" ]; then
+		# the data connection: the port the host server's RDMA CM
+		# listened on (compat librdmacm's IWARP_DEBUG log)
+		local dport
+		dport=$(sed -n 's/^librdmacm(iwarp): rdma_listen .* port \([0-9]*\): 0$/\1/p' "$hlog" | tail -n1)
+		if [ -n "$dport" ]; then
+			CASE_CAP[$name]=$dport
+			echo "data port: $dport (host server's RDMA CM listener)" >>"$d/cmd.txt"
+			"$TSHARK" -r "$capfile" -Y "tcp.port == $dport" -w "$d/lo.pcapng" 2>/dev/null ||
+				{ [ $res = PASS ] && res=FAIL detail="tshark could not cut port $dport out of the loopback capture"; }
+		else
+			cp "$capfile" "$d/lo.pcapng"
+			[ $res = PASS ] && res=FAIL detail="no RDMA CM listen port in the host server's log"
+		fi
+		rm -f "$capfile"
+	fi
 	# ---- judge the run
 	if [ $res = PASS ]; then
 		case $expect in
 		ok)
-			if [ "$hrc" != 0 ] || [ "$grc" != 0 ]; then
+			if [ "$kind" = qperf ]; then
+				# the client's figure: "bw = 12.3 MB/sec",
+				# "latency = 45.6 us"
+				local clog=$hlog slog=$d/guest.log fig re='bw += +[0-9.]+ [KMG]?B/sec' side=host
+				[ "$test" = lat ] && re='latency += +[0-9.]+ [a-z]+'
+				[ "$role" = gc ] && clog=$d/guest.log slog=$hlog side=guest
+				fig=$(grep -E -m1 -- "$re" "$clog" | tr -s ' ' | sed 's/^ //')
+				if [ "$crc" != 0 ]; then
+					res=FAIL detail="qperf client ($side) exit ${crc:-none}: $(grep -v '^librdmacm(iwarp)' "$clog" | grep -m1 -iE 'error|fail|unexpected' | head -c 120)"
+				elif [ -z "$fig" ]; then
+					res=FAIL detail="qperf client ($side) reported no figure (/$re/)"
+				elif [ "$srv" != alive ]; then
+					res=FAIL detail="qperf server $srv before it was stopped"
+				elif grep -v '^librdmacm(iwarp)' "$slog" | grep -iE 'error|fail|unexpected' >/dev/null; then
+					res=FAIL detail="qperf server log: $(grep -v '^librdmacm(iwarp)' "$slog" | grep -m1 -iE 'error|fail|unexpected' | head -c 120)"
+				else
+					detail="$side qperf client: $fig; server ran until stopped"
+				fi
+			elif [ "$hrc" != 0 ] || [ "$grc" != 0 ]; then
 				res=FAIL detail="exit host=$hrc guest=${grc:-none}"
 			elif [ "$kind" = ping ] && [ "$host" = compat ]; then
 				# rping -v -V: the client prints each ping it verified
@@ -614,7 +703,7 @@ run_group() {   # run_group GROUP INDEX...
 			prev="$why${CASE_DETAIL[$name]} (${CASE_DUR[$name]}s)"
 			rm -rf "$OUT/$name.attempt$att"
 			mv "$OUT/$name" "$OUT/$name.attempt$att"
-			EXTRA_SPECS+=("${CASE_PORT[$name]}:$OUT/$name.attempt$att/guest.pcap")
+			EXTRA_SPECS+=("${CASE_CAP[$name]:-${CASE_PORT[$name]}}:$OUT/$name.attempt$att/guest.pcap")
 			case ${C_ARGS[$i]} in
 			*role=hc*) CASE_PORT[$name]=${spare_hc[$retries]} ;;
 			*) CASE_PORT[$name]=${spare_gc[$retries]} ;;
@@ -680,7 +769,7 @@ split_boot() {
 	local gd=$1 n=$2 i specs=()
 	shift 2
 	for i in "$@"; do
-		specs+=("${CASE_PORT[${C_NAME[$i]}]}:$OUT/${C_NAME[$i]}/guest.pcap")
+		specs+=("${CASE_CAP[${C_NAME[$i]}]:-${CASE_PORT[${C_NAME[$i]}]}}:$OUT/${C_NAME[$i]}/guest.pcap")
 	done
 	specs+=("${EXTRA_SPECS[@]}")
 	EXTRA_SPECS=()
@@ -887,6 +976,10 @@ for g in "${GROUPS_ORDER[@]}"; do
 		*host=compat*)
 			if [ -n "$COMPAT_SKIP" ]; then
 				RESULTS+=("${C_NAME[$i]}|$g|SKIP|0|$COMPAT_SKIP|")
+				continue
+			fi
+			if why=$(case_skip "$i"); then
+				RESULTS+=("${C_NAME[$i]}|$g|SKIP|0|$why|")
 				continue
 			fi ;;
 		esac

@@ -2,12 +2,10 @@
 """tests/interop/split-pcap.py - split one classic pcap (QEMU filter-dump of
 the guest NIC: Ethernet, IPv4) into one pcap per TCP port, in one pass.
 
-    split-pcap.py IN.pcap PORT[,PORT...]:OUT.pcap [PORT[,PORT...]:OUT.pcap ...]
+    split-pcap.py IN.pcap PORT:OUT.pcap [PORT:OUT.pcap ...]
 
-A frame goes to OUT when its TCP source or destination port is one of
-OUT's PORTs (a program whose data connection uses another port than its
-control connection, e.g. qperf). Every OUT is written (with the pcap
-header) even when no frame matched.
+A frame goes to OUT when its TCP source or destination port is PORT. Every
+OUT is written (with the pcap header) even when no frame matched.
 """
 import struct
 import sys
@@ -20,20 +18,16 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     outs = {}
-    files = []
     for spec in argv[2:]:
-        ports, path = spec.split(":", 1)
-        f = open(path, "wb")
-        files.append(f)
-        for port in ports.split(","):
-            outs[int(port)] = f
+        port, path = spec.split(":", 1)
+        outs[int(port)] = open(path, "wb")
     with open(argv[1], "rb") as f:
         head = open_pcap(f)
         if head is None:
             sys.stderr.write("split-pcap: %s: not a classic pcap\n" % argv[1])
             return 1
         hdr, e, _, linktype = head
-        for o in files:
+        for o in outs.values():
             o.write(hdr)
         counts = dict.fromkeys(outs, 0)
         for rec, data in records(f, e):
@@ -49,7 +43,7 @@ def main(argv):
                     outs[p].write(rec + data)
                     counts[p] += 1
                     break
-    for o in files:
+    for p, o in outs.items():
         o.close()
     print(" ".join("%d:%d" % (p, c) for p, c in sorted(counts.items())))
     return 0
