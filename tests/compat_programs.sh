@@ -201,7 +201,10 @@ cross_pair() {
 		fail=1
 		return 1
 	fi
-	echo "ok   $_n: $(grep -E "$_re" "$tmp/$_n.c.out" | tail -n 1 | tr -s ' \t' ' ')"
+	# iwarp_bw names each refusal it retried (" iwarp_bw: CM event ...REJECTED")
+	_ref=$(grep -c 'CM event [A-Z_]*REJECTED' "$tmp/$_n.c.err")
+	[ "$_ref" -gt 0 ] && _ref=" (client refused $_ref times, retried)" || _ref=
+	echo "ok   $_n: $(grep -E "$_re" "$tmp/$_n.c.out" | tail -n 1 | tr -s ' \t' ' ')$_ref"
 }
 
 # qperf_run NAME REGEX ARGS...: a qperf server under iwarp_run and one
