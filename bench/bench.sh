@@ -8,7 +8,7 @@
 #   top_builddir         build tree with bench/tcp_raw and tools/iwarp_bw (.)
 #   BENCH_IWARP_BW       another iwarp_bw binary to measure
 #   BENCH_RUNS           runs per figure; the median is reported (3)
-#   BENCH_ONLY           bw, lat or rows: only that part
+#   BENCH_ONLY           bw, lat, rows, tls or compat: only that part
 #   BENCH_CC             congestion control (default cubic if available,
 #                        else the system's)
 #   BENCH_RAW_SECS       raw TCP bandwidth run length in seconds (1.5)
@@ -26,6 +26,10 @@
 #   BENCH_TLS            0: skip the TLS rows (iwarp_bw --tls against raw
 #                        TCP+TLS, OpenSSL, same cipher); BENCH_ONLY=tls:
 #                        only them
+#   BENCH_COMPAT         0: skip the compat rows (perftest over iwarp_run
+#                        against iwarp_bw native); BENCH_ONLY=compat: only them
+#   BENCH_COMPAT_RUNS    rounds of the compat rows (5; 3 with BENCH_QUICK)
+#   BENCH_COMPAT_PROGRESS engine mode of both tools in them (adaptive)
 #   BENCH_OUT            output directory ($top_builddir/bench/out): the
 #                        rows table, data files and gnuplot pictures
 set -u
@@ -84,6 +88,14 @@ ratio() {
 scale() {
 	awk -v a="$1" -v k="$2" 'BEGIN {
 		if (a == "n/a") print "n/a"; else printf "%.2f\n", a * k }'
+}
+
+# verdict VALUE OP LIMIT: PASS, MISS or n/a
+verdict() { # VALUE OP LIMIT
+	awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN {
+		if (v == "n/a") { print "n/a"; exit }
+		ok = (op == ">=") ? (v + 0 >= l + 0) : (v + 0 <= l + 0)
+		print ok ? "PASS" : "MISS" }'
 }
 
 size_name() {
@@ -190,6 +202,156 @@ for s in 65536 4096; do
 done
 }
 
+# ---- compat rows: what the compat libraries cost against native libiwarp ----
+# Debian's perftest (ib_write_bw -R, ib_write_lat -R) unmodified over the
+# compat libibverbs/librdmacm (tools/iwarp_run), against iwarp_bw on the
+# native API; each against a server of its own kind, the same size,
+# iterations and configuration: perftest busy-polls its CQ (iwarp_bw
+# --cq-wait=spin), and both get the engine mode and congestion control from
+# the environment (IWARP_PROGRESS, IWARP_CC), which the compat contexts and
+# iwarp_bw read alike. The progress mode is adaptive (an engine thread) for
+# both rows: ib_write_lat waits for the peer's Write by spinning on its
+# buffer without entering the library, so in the inline mode nothing moves
+# its engine and both ends spin for ever (docs/compat.md). Rounds alternate
+# which tool runs first; medians of BENCH_COMPAT_RUNS rounds. An
+# informational row runs ib_write_bw against iwarp_bw's server: perftest's
+# server spins through the client's run where iwarp_bw's sleeps, which on
+# 2 cores is a difference of the programs, not of the library.
+
+# pt_run PROGRAM ARGS...: one perftest -R server + client under iwarp_run on
+# 127.0.0.1; the client's result row on stdout (nothing on error). A client
+# refused between perftest's two listeners (its server listens anew for the
+# test QP after the parameter exchange; RDMA_CM_EVENT_REJECTED) runs again
+# on a fresh port, at most three runs, as tests/compat_programs.sh does.
+pt_run() {
+	_prog=$1
+	shift
+	for _try in 1 2 3; do
+		port=$(free_port)
+		timeout -k 2 "$T" "$RUN" "$_prog" -R -p "$port" "$@" >"$TMP/ps.out" 2>"$TMP/ps.err" &
+		spid=$!
+		wait_listen "$port" $spid
+		timeout -k 2 "$T" "$RUN" "$_prog" -R -p "$port" "$@" 127.0.0.1 \
+			>"$TMP/pc.out" 2>"$TMP/pc.err"
+		_rc=$?
+		i=0
+		while kill -0 $spid 2>/dev/null && [ $i -lt 30 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill $spid 2>/dev/null
+		wait $spid 2>/dev/null
+		if [ $_rc -ne 0 ] && [ $_try -lt 3 ] &&
+			grep -q RDMA_CM_EVENT_REJECTED "$TMP/pc.out" "$TMP/pc.err"; then
+			echo "  $_prog: refused between perftest's two listeners, once more" >&2
+			continue
+		fi
+		break
+	done
+	if [ $_rc -ne 0 ] || ! grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMP/pc.out"; then
+		echo "  $_prog $* over iwarp_run failed (rc $_rc): $(cat "$TMP/pc.out" "$TMP/pc.err" | grep . | tail -n 1)" >&2
+		return 1
+	fi
+	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMP/pc.out" | tail -n 1
+}
+
+# px_run ARGS...: ib_write_bw -R over iwarp_run against an iwarp_bw server
+# (ARGS to both, the server gets --cq-wait=spin too); the client's row.
+px_run() {
+	port=$(free_port)
+	timeout -k 2 "$T" "$BW" -p "$port" --cq-wait=spin "$@" >"$TMP/xs.out" 2>"$TMP/xs.err" &
+	spid=$!
+	wait_listen "$port" $spid
+	timeout -k 2 "$T" "$RUN" ib_write_bw -R -p "$port" "$@" 127.0.0.1 >"$TMP/xc.out" 2>"$TMP/xc.err"
+	_rc=$?
+	i=0
+	while kill -0 $spid 2>/dev/null && [ $i -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	if [ $_rc -ne 0 ] || ! grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMP/xc.out"; then
+		echo "  ib_write_bw $* against iwarp_bw failed (rc $_rc): $(cat "$TMP/xc.out" "$TMP/xc.err" | grep . | tail -n 1)" >&2
+		return 1
+	fi
+	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMP/xc.out" | tail -n 1
+}
+
+compat_rows() {
+CRUNS=${BENCH_COMPAT_RUNS:-5}
+[ "$QUICK" = 1 ] && CRUNS=${BENCH_COMPAT_RUNS:-3}
+CPROG=${BENCH_COMPAT_PROGRESS:-adaptive}
+RUN=$B/tools/iwarp_run
+echo
+echo "Compat rows (Debian's perftest over iwarp_run / iwarp_bw on the native API; medians of $CRUNS alternating rounds; progress $CPROG, cc ${CC:-system})"
+why=
+[ $have_bw -eq 1 ] || why="iwarp_bw not built"
+[ -x "$RUN" ] || why="$RUN not built (make)"
+[ -e "$B/compat/.libs/libibverbs.so.1" ] && [ -e "$B/compat/.libs/librdmacm.so.1" ] ||
+	why="compat libraries not built (make; --disable-compat or no rdma-core headers?)"
+for p in ib_write_bw ib_write_lat; do
+	command -v $p >/dev/null 2>&1 || why="$p not installed (Debian package perftest)"
+done
+if [ -n "$why" ]; then
+	echo "compat rows: n/a, $why"
+	return 0
+fi
+IWARP_RUN_BUILD_DIR=$(cd "$B" && pwd)
+IWARP_PROGRESS=$CPROG
+export IWARP_RUN_BUILD_DIR IWARP_PROGRESS
+if [ -n "$CC" ]; then IWARP_CC=$CC; export IWARP_CC; fi
+for f in cbw nbw xbw clat nlat; do : >"$TMP/compat.$f"; done
+# iterations: about BENCH_BW_SECS of 64 KiB Writes (native warm-up run),
+# about BENCH_LAT_SECS of 2 B round trips, at most BENCH_LAT_ITERS; one
+# uncounted run of each tool first
+v=$(iw_run --test write -s 65536 -n 500 --cq-wait=spin | json_get bw_average)
+CBW_N=$(iters_for "$v" 65536 "$BW_SECS" 1000 200000)
+v=$(iw_run --test write --latency -s 2 -n 200 | json_get t_typical)
+CLAT_N=$(awk -v v="$v" -v t="$LAT_SECS" -v hi="$LAT_ITERS" 'BEGIN {
+	n = (v == "" ? 1000 : int(t * 1e6 / (2 * v))); if (n < 200) n = 200
+	if (n > hi) n = hi; print n }')
+pt_run ib_write_bw -s 65536 -n 500 >/dev/null
+pt_run ib_write_lat -s 2 -n 200 >/dev/null
+r=0
+while [ $r -lt "$CRUNS" ]; do
+	if [ $((r % 2)) -eq 0 ]; then order="c n"; else order="n c"; fi
+	for w in $order; do
+		if [ $w = c ]; then
+			# ib_write_bw row: #bytes #iterations peak average msg-rate
+			pt_run ib_write_bw -s 65536 -n "$CBW_N" | awk '{ print $4 }' | grep . >>"$TMP/compat.cbw"
+			# the same client against iwarp_bw's server
+			px_run -s 65536 -n "$CBW_N" | awk '{ print $4 }' | grep . >>"$TMP/compat.xbw"
+			# ib_write_lat row: #bytes #iterations min max typical ...
+			pt_run ib_write_lat -s 2 -n "$CLAT_N" | awk '{ print $5 }' | grep . >>"$TMP/compat.clat"
+		else
+			iw_run --test write -s 65536 -n "$CBW_N" --cq-wait=spin | json_get bw_average |
+				grep . >>"$TMP/compat.nbw"
+			iw_run --test write --latency -s 2 -n "$CLAT_N" | json_get t_typical |
+				grep . >>"$TMP/compat.nlat"
+		fi
+	done
+	r=$((r + 1))
+done
+cbw=$(median <"$TMP/compat.cbw")
+nbw=$(median <"$TMP/compat.nbw")
+xbw=$(median <"$TMP/compat.xbw")
+clat=$(median <"$TMP/compat.clat")
+nlat=$(median <"$TMP/compat.nlat")
+{
+printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
+q=$(ratio "$cbw" "$nbw")
+printf '%-58s %8s %4s %-5s %s\n' "compat cost: 64 KiB Write BW, ib_write_bw / iwarp_bw" "$q" ">=" 0.95 \
+	"$(verdict "$q" ">=" 0.95) ($cbw vs $nbw MB/sec, $CBW_N iterations)"
+q=$(ratio "$xbw" "$nbw")
+printf '%-58s %8s %4s %-5s %s\n' "  the same, ib_write_bw against iwarp_bw's server" "$q" ">=" 0.95 \
+	"$(verdict "$q" ">=" 0.95) informational ($xbw vs $nbw MB/sec)"
+q=$(ratio "$clat" "$nlat")
+printf '%-58s %8s %4s %-5s %s\n' "compat cost: 2 B Write latency, ib_write_lat / iwarp_bw" "$q" "<=" 1.05 \
+	"$(verdict "$q" "<=" 1.05) ($clat vs $nlat us typical, $CLAT_N iterations)"
+} | tee "$OUT/compat.txt"
+}
+
 # ---- congestion control: the same for both tools ----
 
 avail=$(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)
@@ -225,6 +387,10 @@ ccseen=$TMP/ccseen
 : >"$ccseen"
 if [ "$ONLY" = tls ]; then
 	tls_rows
+	exit 0
+fi
+if [ "$ONLY" = compat ]; then
+	(compat_rows)
 	exit 0
 fi
 
@@ -520,12 +686,6 @@ echo " INLINE mode; recv = recv(MSG_DONTWAIT) + send(2), no io_uring.)"
 
 fi
 echo
-verdict() { # VALUE OP LIMIT
-	awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN {
-		if (v == "n/a") { print "n/a"; exit }
-		ok = (op == ">=") ? (v + 0 >= l + 0) : (v + 0 <= l + 0)
-		print ok ? "PASS" : "MISS" }'
-}
 echo "Goal: 64 KiB RDMA Write with CRC >= 0.70 x raw TCP: ratio $GOAL_BW  $(verdict "$GOAL_BW" ">=" 0.70)"
 echo "Goal: 8 B RDMA Write RTT <= 2.0 x raw TCP busy-poll RTT: ratio $GOAL_LAT  $(verdict "$GOAL_LAT" "<=" 2.0)"
 
@@ -614,5 +774,7 @@ else
 	echo "bench.sh: gnuplot not installed (Debian: gnuplot-nox): no pictures; data in $OUT/ratio.dat $OUT/aggregate.dat"
 fi
 fi
+# in a subshell: the rows export IWARP_PROGRESS and IWARP_CC for both tools
+[ -z "$ONLY" ] && [ "${BENCH_COMPAT:-1}" != 0 ] && (compat_rows)
 [ -z "$ONLY" ] && [ "${BENCH_TLS:-1}" != 0 ] && tls_rows
 exit 0

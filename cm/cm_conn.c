@@ -863,12 +863,15 @@ static void cm_on_connected(void *arg, int fd)
 		/*
 		 * As the kernel's iWARP CM reports a failed connect: nobody
 		 * listening (the peer's RST answering our SYN: -ECONNREFUSED,
-		 * or a reset during the handshake: -ECONNRESET) is REJECTED,
-		 * like a refusal by the peer's CM; any other failure (no
-		 * answer in time, no route) UNREACHABLE.
+		 * or a reset during the handshake: -ECONNRESET, or -EPIPE
+		 * when the peer's FIN came before its RST, as when a listener
+		 * closes with our connection still in its backlog) is
+		 * REJECTED, like a refusal by the peer's CM; any other failure
+		 * (no answer in time, no route) UNREACHABLE.
 		 */
 		cm_event_push(id, NULL,
-			      fd == -ECONNREFUSED || fd == -ECONNRESET
+			      fd == -ECONNREFUSED || fd == -ECONNRESET ||
+					      fd == -EPIPE
 				      ? IWARP_CM_EVENT_REJECTED
 				      : IWARP_CM_EVENT_UNREACHABLE,
 			      fd, NULL, 0, 0, 0);

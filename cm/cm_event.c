@@ -178,6 +178,18 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 	return 0;
 }
 
+/* Waits, with ch->lock held, until no get_event runs an INLINE engine of
+ * |ch| (no new run starts while draining is counted). */
+static void ch_wait_undriven(struct cm_channel *ch)
+{
+	if (!ch->driving)
+		return;
+	ch->draining++;
+	while (ch->driving)
+		pthread_cond_wait(&ch->drove, &ch->lock);
+	ch->draining--;
+}
+
 void cm_channel_add_id(struct cm_id *id)
 {
 	struct cm_channel *ch = id->ch;
@@ -205,12 +217,7 @@ void cm_channel_del_id(struct cm_id *id)
 	id->ch_prev = id->ch_next = NULL;
 	/* a get_event may be running |id|'s INLINE engine, found through the
 	 * list before we unlinked it: wait (no new run starts meanwhile) */
-	if (ch->driving) {
-		ch->draining++;
-		while (ch->driving)
-			pthread_cond_wait(&ch->drove, &ch->lock);
-		ch->draining--;
-	}
+	ch_wait_undriven(ch);
 	pthread_mutex_unlock(&ch->lock);
 }
 
@@ -482,11 +489,6 @@ int cm_channel_move(struct cm_id *id, struct cm_channel *to)
 void cm_channel_settle(struct cm_channel *ch)
 {
 	pthread_mutex_lock(&ch->lock);
-	if (ch->driving) {
-		ch->draining++;
-		while (ch->driving)
-			pthread_cond_wait(&ch->drove, &ch->lock);
-		ch->draining--;
-	}
+	ch_wait_undriven(ch);
 	pthread_mutex_unlock(&ch->lock);
 }

@@ -110,16 +110,9 @@ static void ack_ev(struct iwarp_event_channel *ch,
  * (not fetched), with a QP. */
 static struct iwarp_cm_id *client_queued(struct cmt_side *s, uint16_t port)
 {
+	struct iwarp_cm_id *c = cmt_resolving(s, port);
 	struct iwarp_qp_init_attr qa;
-	struct sockaddr_storage ss;
-	struct iwarp_cm_id *c;
 
-	ck_assert_int_eq(
-		iwarp_cm_create_id(s->ch, s->ctx, &c, NULL, IWARP_PS_TCP), 0);
-	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
-	ck_assert_int_eq(
-		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
-		0);
 	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
 	cmt_qp_attr(s, &qa, 4);
 	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);

@@ -92,10 +92,8 @@ struct iwarp_cm_id *cmt_listen(struct cmt_side *s, int backlog,
 	return l;
 }
 
-struct iwarp_cm_id *cmt_client(struct cmt_side *s, uint16_t port,
-			       uint32_t depth, int wait_ms)
+struct iwarp_cm_id *cmt_resolving(struct cmt_side *s, uint16_t port)
 {
-	struct iwarp_qp_init_attr qa;
 	struct sockaddr_storage ss;
 	struct iwarp_cm_id *c;
 
@@ -105,6 +103,14 @@ struct iwarp_cm_id *cmt_client(struct cmt_side *s, uint16_t port,
 	ck_assert_int_eq(
 		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
 		0);
+	return c;
+}
+
+struct iwarp_cm_id *cmt_resolved(struct cmt_side *s, uint16_t port,
+				 int wait_ms)
+{
+	struct iwarp_cm_id *c = cmt_resolving(s, port);
+
 	ck_assert_int_eq(iwarp_cm_ack_event(cmt_expect_ev(
 				 s->ch, IWARP_CM_EVENT_ADDR_RESOLVED, wait_ms)),
 			 0);
@@ -112,6 +118,15 @@ struct iwarp_cm_id *cmt_client(struct cmt_side *s, uint16_t port,
 	ck_assert_int_eq(iwarp_cm_ack_event(cmt_expect_ev(
 				 s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED, wait_ms)),
 			 0);
+	return c;
+}
+
+struct iwarp_cm_id *cmt_client(struct cmt_side *s, uint16_t port,
+			       uint32_t depth, int wait_ms)
+{
+	struct iwarp_cm_id *c = cmt_resolved(s, port, wait_ms);
+	struct iwarp_qp_init_attr qa;
+
 	cmt_qp_attr(s, &qa, depth);
 	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
 	return c;

@@ -46,6 +46,15 @@ void cmt_qp_attr(const struct cmt_side *s, struct iwarp_qp_init_attr *qa,
 struct iwarp_cm_id *cmt_listen(struct cmt_side *s, int backlog,
 			       uint16_t *port);
 
+/* A client id of |s| toward 127.0.0.1:|port|, address resolution started
+ * (its events not taken). */
+struct iwarp_cm_id *cmt_resolving(struct cmt_side *s, uint16_t port);
+
+/* cmt_resolving, then ADDR_RESOLVED taken, the route resolved and
+ * ROUTE_RESOLVED taken, each event within |wait_ms|. */
+struct iwarp_cm_id *cmt_resolved(struct cmt_side *s, uint16_t port,
+				 int wait_ms);
+
 /* A client id of |s| toward 127.0.0.1:|port|, address and route resolved
  * (both events taken within |wait_ms|), with a QP of |depth| WRs. */
 struct iwarp_cm_id *cmt_client(struct cmt_side *s, uint16_t port,

@@ -41,3 +41,8 @@ endif
 
 # The MPI program of the mpi_pingpong row (built by the row with mpicc).
 EXTRA_DIST += tests/compat/mpi_pingpong.c
+
+# perftest's six -R programs against libiwarp's iwarp_bw, both roles (a row
+# of tests/compat_programs.sh).
+TESTS += tests/compat/perftest_iwarp_bw.sh
+dist_check_SCRIPTS += tests/compat/perftest_iwarp_bw.sh

@@ -11,6 +11,13 @@
 #   ib_send_bw ib_write_bw ib_read_bw ib_send_lat ib_write_lat ib_read_lat
 #                     perftest -R (RDMA CM) server and client against
 #                     themselves; both exit 0 and the client reports a result
+#   perftest_iwarp_bw each of those six -R against libiwarp's iwarp_bw
+#                     (not under iwarp_run) in both roles: the stock client
+#                     against an iwarp_bw server of the same test, an
+#                     iwarp_bw client against the stock server; both exit 0,
+#                     the client's result row and the server's (perftest's
+#                     Read latency server prints none, iwarp_bw's neither)
+#                     show the requested #bytes and #iterations
 #   qperf_rc_bw       qperf rc_bw over RDMA CM (-cm1) against a qperf server
 #                     under iwarp_run; the client exits 0 and reports bw
 #   fi_pingpong_msg   libfabric's fi_pingpong, provider verbs, MSG endpoints
@@ -165,6 +172,41 @@ perftest() {
 	echo "ok   $_n: $(grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$tmp/$_n.c.out" | tail -n 1 | tr -s ' \t' ' ')"
 }
 
+# cross_pair NAME SIZE ITERS SERVER_ROW SERVER... -- CLIENT...: a perftest
+# test between a stock program and iwarp_bw, one of them under iwarp_run;
+# both get "-p PORT -s SIZE -n ITERS" (the client then 127.0.0.1). Both must
+# exit 0 and the client print its result row "SIZE ITERS <numbers...>";
+# with SERVER_ROW 1 the server too (the Read latency servers print none).
+# No re-run: iwarp_bw's server listens for the data connections before it
+# answers the first handshake, so a perftest client finds it listening;
+# against perftest's server, which listens anew for the data connection
+# after that handshake (the race of the perftest pairs below), iwarp_bw's
+# client retries a refused data connection itself, 10 times 100 ms apart.
+cross_pair() {
+	_n=$1 _size=$2 _iters=$3 _srow=$4
+	shift 4
+	_srv=
+	while [ "$1" != -- ]; do _srv="$_srv $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	start_server "$_n" $_srv -p @PORT@ -s "$_size" -n "$_iters" || return
+	timeout $T "$@" -p "$PORT" -s "$_size" -n "$_iters" 127.0.0.1 \
+		>"$tmp/$_n.c.out" 2>"$tmp/$_n.c.err"
+	_crc=$?
+	_re="^ *$_size +$_iters +[0-9.]+"
+	finish "$_n" $_crc "$_re" || return
+	if [ "$_srow" = 1 ] && ! grep -Eq "$_re" "$tmp/$_n.s.out"; then
+		echo "FAIL $_n: the server printed no result row of $_size bytes x $_iters"
+		sed 's/^/  server: /' "$tmp/$_n.s.out" "$tmp/$_n.s.err" | tail -n 30
+		fail=1
+		return 1
+	fi
+	# iwarp_bw names each refusal it retried (" iwarp_bw: CM event ...REJECTED")
+	_ref=$(grep -c 'CM event [A-Z_]*REJECTED' "$tmp/$_n.c.err")
+	[ "$_ref" -gt 0 ] && _ref=" (client refused $_ref times, retried)" || _ref=
+	echo "ok   $_n: $(grep -E "$_re" "$tmp/$_n.c.out" | tail -n 1 | tr -s ' \t' ' ')$_ref"
+}
+
 # qperf_run NAME REGEX ARGS...: a qperf server under iwarp_run and one
 # client "qperf 127.0.0.1 -lp PORT -cm1 ARGS"; the client must exit 0 and
 # print REGEX. qperf 0.4.11 sends its RDMA CM port to the client before it
@@ -232,6 +274,29 @@ ib_send_lat | ib_write_lat | ib_read_lat)
 	need "$row" perftest
 	perftest "$row" "$row" -n 1000 -s 2
 	perftest "$row-4k" "$row" -n 500 -s 4096
+	;;
+perftest_iwarp_bw)
+	BW=$top_builddir/tools/iwarp_bw
+	[ -x "$BW" ] || { echo "FAIL: $BW not built"; exit 99; }
+	for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
+		need "$p" perftest
+	done
+	for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
+		t=${p#ib_}
+		t=${t%_*}
+		case $p in
+		*_bw) lat= size=65536 iters=2000 ;;
+		*) lat=--latency size=2 iters=1000 ;;
+		esac
+		srow=1
+		[ "$p" = ib_read_lat ] && srow=0
+		# shellcheck disable=SC2086
+		cross_pair "$p-to-iwarp_bw" $size $iters $srow "$BW" --test $t $lat -- \
+			"$RUN" "$p" -R
+		# shellcheck disable=SC2086
+		cross_pair "iwarp_bw-to-$p" $size $iters $srow "$RUN" "$p" -R -- \
+			"$BW" --test $t $lat
+	done
 	;;
 qperf_rc_bw)
 	need qperf qperf

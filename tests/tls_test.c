@@ -116,20 +116,10 @@ listen_tls(struct cmt_side *s, const struct iwarp_tls_attr *tls, uint16_t *port)
 static struct iwarp_cm_id *
 connect_tls(struct cmt_side *s, const struct iwarp_tls_attr *tls, uint16_t port)
 {
+	struct iwarp_cm_id *c = cmt_resolved(s, port, WAIT_MS);
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
-	struct sockaddr_storage ss;
-	struct iwarp_cm_id *c;
 
-	ck_assert_int_eq(
-		iwarp_cm_create_id(s->ch, s->ctx, &c, NULL, IWARP_PS_TCP), 0);
-	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", port, &ss), 0);
-	ck_assert_int_eq(
-		iwarp_cm_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000),
-		0);
-	ack_ev(s->ch, IWARP_CM_EVENT_ADDR_RESOLVED);
-	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
-	ack_ev(s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED);
 	if (tls)
 		ck_assert_int_eq(iwarp_cm_set_tls(c, tls), 0);
 	cmt_qp_attr(s, &qa, 16);
