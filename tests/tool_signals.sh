@@ -138,32 +138,48 @@ expect_peer_gone() {
 	echo "ok   $_name (peer exit $?)"
 }
 
-# start_server NAME TOOL PORT ARGS...: starts a server in the background
-# (pid in $spid) and waits until it listens on PORT.
+# start_server NAME TOOL ARGS...: starts a server in the background (pid
+# in $spid) on a free port ($port; every @PORT@ in ARGS stands for it) and
+# waits until it listens there. A port that another program took between
+# free_port and the server's bind (make check -j runs tests side by side)
+# is replaced, at most 5 times.
 start_server() {
-	_name=$1 _tool=$2 _port=$3
-	shift 3
-	"$_tool" "$@" >"$tmp/$_name.s.out" 2>"$tmp/$_name.s.err" &
-	spid=$!
-	pids="$pids $spid"
-	if ! wait_listen "$_port" "$spid"; then
+	_name=$1 _tool=$2
+	shift 2
+	_try=0
+	while :; do
+		port=$(free_port)
+		(
+			for _a; do
+				shift
+				case $_a in *@PORT@*) _a=$(echo "$_a" | sed "s/@PORT@/$port/g") ;; esac
+				set -- "$@" "$_a"
+			done
+			exec "$_tool" "$@"
+		) >"$tmp/$_name.s.out" 2>"$tmp/$_name.s.err" &
+		spid=$!
+		pids="$pids $spid"
+		wait_listen "$port" "$spid" && return 0
 		wait "$spid"
 		_rc=$?
+		_try=$((_try + 1))
+		if port_taken "$tmp/$_name.s.err" && [ $_try -lt 5 ]; then
+			echo "     $_name: port $port taken meanwhile, another"
+			continue
+		fi
 		skip_if_no_uring $_rc "$tmp/$_name.s.err"
 		echo "FAIL $_name: server not listening (exit $_rc)"
 		show "$_name" "$tmp/$_name.s.out" "$tmp/$_name.s.err"
 		fail=1
 		return 1
-	fi
-	return 0
+	done
 }
 
 # ---- iwarp_ping ----
 
 ping_idle() {
 	name=ping-idle-$1
-	port=$(free_port)
-	start_server "$name" "$PING" "$port" -s -P -a 127.0.0.1 -p "$port" || return
+	start_server "$name" "$PING" -s -P -a 127.0.0.1 -p @PORT@ || return
 	expect_stop "$name" "$spid" "$1" "$tmp/$name.s.out" "$tmp/$name.s.err" &&
 		echo "ok   $name"
 }
@@ -173,11 +189,9 @@ ping_idle() {
 # client) once pings flow.
 ping_pair() {
 	name=ping-$2-$1
-	port=$(free_port)
 	persistent=
 	[ "$2" = server ] && persistent=-P
-	start_server "$name" "$PING" "$port" -s $persistent -a 127.0.0.1 \
-		-p "$port" || return
+	start_server "$name" "$PING" -s $persistent -a 127.0.0.1 -p @PORT@ || return
 	"$PING" -c -a 127.0.0.1 -p "$port" -C 0 -v \
 		>"$tmp/$name.c.out" 2>"$tmp/$name.c.err" &
 	cpid=$!
@@ -239,8 +253,7 @@ time.sleep(float(sys.argv[2]))
 
 bw_idle() {
 	name=bw-idle-$1
-	port=$(free_port)
-	start_server "$name" "$BW" "$port" -p "$port" --bind 127.0.0.1 || return
+	start_server "$name" "$BW" -p @PORT@ --bind 127.0.0.1 || return
 	expect_stop "$name" "$spid" "$1" "$tmp/$name.s.out" "$tmp/$name.s.err" &&
 		echo "ok   $name"
 }
@@ -251,8 +264,7 @@ bw_pair() {
 	sig=$1 who=$2
 	shift 2
 	name=bw-$who-$sig-$(echo "$*" | tr -d -- '-' | tr ' ' '_')
-	port=$(free_port)
-	start_server "$name" "$BW" "$port" -p "$port" --bind 127.0.0.1 "$@" || return
+	start_server "$name" "$BW" -p @PORT@ --bind 127.0.0.1 "$@" || return
 	"$BW" -p "$port" "$@" 127.0.0.1 >"$tmp/$name.c.out" 2>"$tmp/$name.c.err" &
 	cpid=$!
 	pids="$pids $cpid"
