@@ -67,14 +67,19 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	 * P2P mode); the responder waits for the first inbound FPDU */
 	c->tx_enabled = cfg->initiator;
 	c->rtr_pending = cfg->initiator && c->p2p;
-	c->slots = iw_calloc(RDMAP_CONN_TX_SLOTS, sizeof(*c->slots));
-	/* not zeroed: an idle connection keeps its pages untouched */
+	/*
+	 * Neither is zeroed: an idle connection keeps their pages untouched
+	 * (RSS). conn_frame writes every field of a slot it takes, and only
+	 * slots in [slot_head, slot_tail) are read.
+	 */
+	c->slots = iw_malloc(RDMAP_CONN_TX_SLOTS * sizeof(*c->slots));
 	c->iovs = iw_malloc(RDMAP_CONN_TX_IOVS * sizeof(*c->iovs));
 	c->orq_size = conn_pow2(c->ord + 1u); /* + the Read RTR */
 	c->orq = iw_calloc(c->orq_size, sizeof(*c->orq));
 	c->irq_size = conn_pow2(c->ird ? c->ird : 1u);
 	c->irq = iw_calloc(c->irq_size, sizeof(*c->irq));
-	c->rxbuf = iw_malloc(RDMAP_CONN_RX_BUF);
+	c->rxbuf_len = RDMAP_CONN_RX_BUF_MIN;
+	c->rxbuf = iw_malloc(c->rxbuf_len);
 	if (!c->slots || !c->iovs || !c->orq || !c->irq || !c->rxbuf)
 		goto fail;
 	err = EINVAL;

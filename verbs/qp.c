@@ -83,13 +83,19 @@ IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd,
 	qp = iw_calloc(1, sizeof(*qp));
 	if (!qp)
 		goto err_count;
+	/*
+	 * The rings are not zeroed: a WQE is written when it is posted
+	 * (send_wqe_fill, verbs_rqe_fill) and read only between post and
+	 * completion, so a QP that posts little touches few of their pages
+	 * (RSS of many idle connected QPs).
+	 */
 	qp->sq_size = verbs_ring_size(cap.max_send_wr);
-	qp->sq = iw_calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->sq = iw_malloc(qp->sq_size * sizeof(*qp->sq));
 	if (!qp->sq)
 		goto err_free;
 	if (!attr->srq) {
 		qp->rq_size = verbs_ring_size(cap.max_recv_wr);
-		qp->rq = iw_calloc(qp->rq_size, sizeof(*qp->rq));
+		qp->rq = iw_malloc(qp->rq_size * sizeof(*qp->rq));
 		if (!qp->rq)
 			goto err_free;
 	}
