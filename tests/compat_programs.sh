@@ -35,6 +35,25 @@
 # A row whose program is not installed exits 77 with the reason. Every run
 # is bounded by timeout(1); the server's port comes from free_port and is
 # replaced when another program took it meanwhile.
+#
+# Captures: every row captures its traffic with dumpcap on lo and checks it
+# with tests/interop/verify-capture.sh (CRC mode any: no row asks for CRC;
+# no Bad CRC32, nothing malformed, only the known expert items, at least one
+# MPA Request/Reply, and tools/iwarp_decode -q calls it valid). To make the
+# capture exact whatever else runs on the machine (make check -j2), the row
+# re-executes itself in a network namespace of its own (unshare -n, lo up):
+# every TCP segment on that lo is the row's, whatever port qperf's RDMA CM,
+# libfabric's verbs endpoints or Open MPI picked (none of those can be
+# pinned from the command line). The capture filter is "tcp"; the streams
+# that are not iWARP by design are then removed by port before the check:
+# qperf's control connection (-lp), fi_pingpong's out-of-band connection
+# (-B/-P) and the connection attempts that prove the capture is live. One
+# capture holds a whole row; when dumpcap reports drops or tshark shows
+# "Previous segment(s) not captured" after a passing run, the row runs
+# again (at most 3 runs). Without root, dumpcap, tshark, unshare or ip, or
+# with COMPAT_CAPTURE=no, the row runs unchanged and says "capture skipped:
+# REASON". A capture that fails its check fails the row; it is kept in
+# BUILDDIR/compat-captures/.
 
 row=${1:?usage: compat_programs.sh ROW}
 top_builddir=${top_builddir:-.}
@@ -64,8 +83,31 @@ case $libs in
 esac
 export IWARP_RUN_BUILD_DIR="$builddir"
 
+# capture_unavailable: prints why this row cannot capture (nothing if it can)
+capture_unavailable() {
+	[ "${COMPAT_CAPTURE:-yes}" != no ] || { echo "COMPAT_CAPTURE=no"; return; }
+	[ "$(id -u)" -eq 0 ] || { echo "not root (dumpcap and unshare -n need it)"; return; }
+	for _t in dumpcap tshark editcap bash python3 unshare ip; do
+		command -v $_t >/dev/null 2>&1 || { echo "$_t not installed"; return; }
+	done
+	[ -x "$builddir/tools/iwarp_decode" ] || { echo "tools/iwarp_decode not built"; return; }
+	timeout 30 unshare -n sh -c 'ip link set lo up && timeout 20 dumpcap -i lo -L' >/dev/null 2>&1 ||
+		echo "dumpcap cannot capture on lo in a new network namespace"
+}
+if [ "${COMPAT_CAPTURE_NETNS:-}" != 1 ]; then
+	cap_skip=$(capture_unavailable)
+	if [ -z "$cap_skip" ]; then
+		COMPAT_CAPTURE_NETNS=1
+		export COMPAT_CAPTURE_NETNS
+		exec unshare -n sh -c 'ip link set lo up && exec "$@"' sh "$0" "$@"
+	fi
+else
+	cap_skip=
+fi
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/compat_programs.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
+DPID=
+trap '[ -z "$DPID" ] || kill "$DPID" 2>/dev/null; rm -rf "$tmp"' EXIT
 fail=0
 
 need() {
@@ -220,6 +262,7 @@ qperf_run() {
 	for _try in 1 2 3; do
 		# the server serves requests until it is stopped
 		start_server qperf "$RUN" qperf -lp @PORT@ || return 1
+		echo "$PORT" >>"$tmp/ctlports" # qperf's control TCP, not iWARP
 		timeout $T "$RUN" qperf 127.0.0.1 -lp "$PORT" -cm1 "$@" \
 			>"$tmp/qperf.c.out" 2>"$tmp/qperf.c.err"
 		_crc=$?
@@ -244,9 +287,41 @@ qperf_run() {
 	return 0
 }
 
+# the row's programs, before any capture starts
+case $row in
+rping_self) need rping rdmacm-utils ;;
+rping_iwarp_ping)
+	need rping rdmacm-utils
+	PING=$top_builddir/tools/iwarp_ping
+	[ -x "$PING" ] || { echo "FAIL: $PING not built"; exit 99; }
+	;;
+ib_send_bw | ib_write_bw | ib_read_bw | ib_send_lat | ib_write_lat | ib_read_lat)
+	need "$row" perftest ;;
+perftest_iwarp_bw)
+	BW=$top_builddir/tools/iwarp_bw
+	[ -x "$BW" ] || { echo "FAIL: $BW not built"; exit 99; }
+	for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
+		need "$p" perftest
+	done
+	;;
+qperf_rc_bw | qperf_rc_lat) need qperf qperf ;;
+fi_pingpong_msg | fi_pingpong_rdm) need fi_pingpong libfabric-bin ;;
+mpi_pingpong)
+	need mpirun openmpi-bin
+	need mpicc libopenmpi-dev
+	mpicc -O2 -o "$tmp/mpi_pingpong" "$top_srcdir/tests/compat/mpi_pingpong.c" \
+		>"$tmp/mpicc.out" 2>&1 || skip "mpicc cannot build an MPI program: $(head -n 3 "$tmp/mpicc.out")"
+	;;
+*)
+	echo "unknown row $row"
+	exit 99
+	;;
+esac
+
+# row_body: the row's runs; sets fail=1 when one of them fails
+row_body() {
 case $row in
 rping_self)
-	need rping rdmacm-utils
 	for c in 1 10 100; do
 		for s in 64 4096; do
 			rping_pair "rping-C$c-S$s" $c $s "$RUN" rping -s -a 127.0.0.1 -- \
@@ -255,9 +330,6 @@ rping_self)
 	done
 	;;
 rping_iwarp_ping)
-	need rping rdmacm-utils
-	PING=$top_builddir/tools/iwarp_ping
-	[ -x "$PING" ] || { echo "FAIL: $PING not built"; exit 99; }
 	for c in 1 20; do
 		rping_pair "rping-to-iwarp_ping-C$c" $c 1000 "$PING" -s -a 127.0.0.1 -- \
 			"$RUN" rping -c -a 127.0.0.1
@@ -266,21 +338,14 @@ rping_iwarp_ping)
 	done
 	;;
 ib_send_bw | ib_write_bw | ib_read_bw)
-	need "$row" perftest
 	perftest "$row" "$row" -n 2000 -s 65536
 	perftest "$row-small" "$row" -n 2000 -s 64
 	;;
 ib_send_lat | ib_write_lat | ib_read_lat)
-	need "$row" perftest
 	perftest "$row" "$row" -n 1000 -s 2
 	perftest "$row-4k" "$row" -n 500 -s 4096
 	;;
 perftest_iwarp_bw)
-	BW=$top_builddir/tools/iwarp_bw
-	[ -x "$BW" ] || { echo "FAIL: $BW not built"; exit 99; }
-	for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
-		need "$p" perftest
-	done
 	for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
 		t=${p#ib_}
 		t=${t%_*}
@@ -299,17 +364,14 @@ perftest_iwarp_bw)
 	done
 	;;
 qperf_rc_bw)
-	need qperf qperf
-	qperf_run "qperf rc_bw -cm1" 'bw += +[0-9.]+ [KMG]B/sec' -t 2 rc_bw || exit 1
+	qperf_run "qperf rc_bw -cm1" 'bw += +[0-9.]+ [KMG]B/sec' -t 2 rc_bw || return 1
 	;;
 qperf_rc_lat)
-	need qperf qperf
 	for i in 1 2 3; do
 		qperf_run "qperf rc_lat -cm1 run $i" 'latency += +[0-9.]+ [a-z]+' -t 1 rc_lat || break
 	done
 	;;
 fi_pingpong_msg | fi_pingpong_rdm)
-	need fi_pingpong libfabric-bin
 	if [ "$row" = fi_pingpong_msg ]; then
 		prov=verbs ep=msg
 	else
@@ -322,7 +384,8 @@ fi_pingpong_msg | fi_pingpong_rdm)
 	# teardown crash"): such a run is named and the pair runs again, at
 	# most three times; the row passes only on a run where both exit 0.
 	for try in 1 2 3; do
-		start_server "$row" "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -B @PORT@ || exit 1
+		start_server "$row" "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -B @PORT@ || return 1
+		echo "$PORT" >>"$tmp/ctlports" # fi_pingpong's out-of-band TCP
 		timeout $T "$RUN" fi_pingpong -p "$prov" -e "$ep" -c -P "$PORT" 127.0.0.1 \
 			>"$tmp/$row.c.out" 2>"$tmp/$row.c.err"
 		crc=$?
@@ -337,14 +400,10 @@ fi_pingpong_msg | fi_pingpong_rdm)
 		break
 	done
 	# the result lines: "<size> <sent> =<acked> ...", the last one 1m
-	finish "$row" $crc '^1m +10 += *10 ' || exit 1
+	finish "$row" $crc '^1m +10 += *10 ' || return 1
 	echo "ok   $row ($prov): $(grep -cE '^[0-9]+[km]? +10 += *10 ' "$tmp/$row.c.out") sizes, data checked; 1m: $(grep -E '^1m ' "$tmp/$row.c.out" | tr -s ' ')"
 	;;
 mpi_pingpong)
-	need mpirun openmpi-bin
-	need mpicc libopenmpi-dev
-	mpicc -O2 -o "$tmp/mpi_pingpong" "$top_srcdir/tests/compat/mpi_pingpong.c" \
-		>"$tmp/mpicc.out" 2>&1 || skip "mpicc cannot build an MPI program: $(head -n 3 "$tmp/mpicc.out")"
 	# both ranks under iwarp_run; Open MPI refuses root without the flag
 	FI_PROVIDER="verbs;ofi_rxm" timeout $T mpirun --allow-run-as-root --oversubscribe \
 		-np 2 --mca pml cm --mca mtl ofi --mca btl self \
@@ -359,9 +418,115 @@ mpi_pingpong)
 		echo "ok   $(cat "$tmp/mpi.c.out")"
 	fi
 	;;
-*)
-	echo "unknown row $row"
-	exit 99
-	;;
 esac
+}
+
+# cap_start N: dumpcap on lo (this row's namespace: every TCP segment is
+# the row's) into $CAP, run N; returns once dumpcap has counted a packet
+# of a knock on a port nobody listens on (dumpcap_knock: "Capturing on" is
+# printed before the capture is live)
+cap_start() {
+	CAP=$tmp/$row.$1.pcapng
+	: >"$tmp/ctlports"
+	dumpcap -i lo -B 64 -f tcp -w "$CAP" >"$CAP.dumpcap" 2>&1 &
+	DPID=$!
+	_i=0
+	while [ $_i -lt 400 ] && ! { grep -q 'Capturing on' "$CAP.dumpcap" && [ -s "$CAP" ]; }; do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	_kp=$(free_port)
+	echo "$_kp" >>"$tmp/ctlports"
+	dumpcap_knock "$CAP.dumpcap" "$_kp"
+}
+
+# cap_stop: lets libpcap hand over the last block (the file stops
+# growing), then stops dumpcap with SIGINT and waits for it
+cap_stop() {
+	[ -n "$DPID" ] || return 0
+	_last=-1 _still=0 _i=0
+	while [ $_i -lt 60 ] && [ $_still -lt 4 ]; do
+		_size=$(stat -c %s "$CAP" 2>/dev/null || echo 0)
+		if [ "$_size" = "$_last" ]; then
+			_still=$((_still + 1))
+		else
+			_still=0 _last=$_size
+		fi
+		sleep 0.25
+		_i=$((_i + 1))
+	done
+	kill -INT "$DPID" 2>/dev/null
+	_i=0
+	while [ $_i -lt 200 ] && kill -0 "$DPID" 2>/dev/null; do
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	kill -KILL "$DPID" 2>/dev/null
+	wait "$DPID"
+	DPID=
+}
+
+# cap_dropped: the capture lost packets (dumpcap counted drops, or tshark
+# sees a TCP segment that was never captured: the capture starts before
+# the server, so none may be missing); its gap cannot be decoded across
+cap_dropped() {
+	grep -Eq 'received/dropped.*/[1-9][0-9]* \(' "$CAP.dumpcap" && return 0
+	timeout 600 tshark -n -r "$CAP" -q -z expert 2>/dev/null |
+		grep 'Previous segment(s) not captured' >/dev/null
+}
+
+# cap_verify: removes the streams that are not iWARP by design (the ports
+# in ctlports) and runs verify-capture.sh on the rest, CRC mode any
+cap_verify() {
+	_chk=$CAP
+	_ports=$(sort -u "$tmp/ctlports" | tr '\n' ' ')
+	if [ -n "$_ports" ]; then
+		_chk=$tmp/$row.iwarp.pcapng
+		if ! timeout 600 tshark -n -r "$CAP" -Y "!(tcp.port in {$_ports})" -w "$_chk" \
+			>"$tmp/filter.err" 2>&1; then
+			echo "FAIL $row capture: tshark cannot filter out ports $_ports: $(head -n 3 "$tmp/filter.err")"
+			fail=1
+			return
+		fi
+	fi
+	_res=$(IWARP_DECODE="$builddir/tools/iwarp_decode" timeout 1200 \
+		bash "$top_srcdir/tests/interop/verify-capture.sh" "$_chk" any)
+	_rc=$?
+	_n=$(grep -c . "$tmp/ctlports")
+	if [ $_rc -eq 0 ]; then
+		echo "ok   $row capture: $_res (without $_n non-iWARP port(s): $_ports)"
+		return
+	fi
+	echo "FAIL $row capture: $_res"
+	sed 's/^/  verify: /' "$_chk.verify.txt" | tail -n 40
+	mkdir -p "$builddir/compat-captures" &&
+		cp "$CAP" "$CAP.dumpcap" "$_chk" "$_chk".*.txt "$builddir/compat-captures/" 2>/dev/null &&
+		echo "  capture kept in $builddir/compat-captures/"
+	fail=1
+}
+
+if [ -n "$cap_skip" ]; then
+	row_body
+	echo "     capture skipped: $cap_skip"
+	exit $fail
+fi
+for try in 1 2 3; do
+	fail=0
+	cap_start $try
+	row_body
+	cap_stop
+	if cap_dropped; then
+		# a failing run is judged as it is; a passing one runs again
+		[ $fail -eq 0 ] && [ $try -lt 3 ] && {
+			echo "     $row: the capture lost packets, run $try again"
+			continue
+		}
+		echo "FAIL $row capture: lost packets ($(grep -m1 'received/dropped' "$CAP.dumpcap"))"
+		fail=1
+		break
+	fi
+	cap_verify
+	break
+done
 exit $fail
