@@ -487,7 +487,7 @@ cap_stop() {
 # VRES (its summary line) and VRC (its exit status), 2 when the filter failed
 cap_verify() {
 	CHK=$CAP
-	PORTS=$(sort -u "$tmp/ctlports" | tr '\n' ' ')
+	PORTS=$(sort -u "$tmp/ctlports" | tr '\n' ' ' | sed 's/ $//')
 	if [ -n "$PORTS" ]; then
 		CHK=$tmp/$row.iwarp.pcapng
 		_f=$(echo $PORTS | sed 's/\([0-9]*\)/tcp.port == \1/g; s/ tcp/ || tcp/g')
