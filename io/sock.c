@@ -16,6 +16,7 @@
 #include "io/engine_int.h"
 #include "io/net.h"
 #include "util/mem.h"
+#include "util/tsan.h"
 
 struct sock_be {
 	struct io_backend be; /* first */
@@ -24,7 +25,52 @@ struct sock_be {
 	struct msghdr rx_msg, tx_msg;
 	bool rx_busy, tx_busy;
 	bool dying; /* destroy() ran while ops were in flight: free at the end */
+#if IW_TSAN
+	char *tsan_wire; /* this connection's sync address, see sock_tsan_wire */
+#endif
 };
+
+#if IW_TSAN
+/*
+ * The two ends of one TCP connection in this process (loopback tests) sit
+ * on different engines: what a sender wrote before its SENDMSG happens
+ * before the peer's RECVMSG completion, through the kernel. Both ends name
+ * the connection by its address pair, ordered, so they pick the same byte
+ * (distinct connections may share one: that only adds edges).
+ */
+static char sock_tsan_table[1024];
+
+static unsigned int sock_tsan_hash(const struct sockaddr_storage *ss,
+				   socklen_t len)
+{
+	const unsigned char *b = (const unsigned char *)ss;
+	unsigned int h = 2166136261u;
+	socklen_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+static char *sock_tsan_wire(struct sock_be *s)
+{
+	struct sockaddr_storage a, b;
+	socklen_t la = sizeof(a), lb = sizeof(b);
+
+	if (s->tsan_wire)
+		return s->tsan_wire;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	if (getsockname(s->fd, (struct sockaddr *)&a, &la) < 0 ||
+	    getpeername(s->fd, (struct sockaddr *)&b, &lb) < 0)
+		return &sock_tsan_table[0];
+	/* a sum: the same for (local, peer) and (peer, local) */
+	s->tsan_wire = &sock_tsan_table[(sock_tsan_hash(&a, la) +
+					 sock_tsan_hash(&b, lb)) %
+					sizeof(sock_tsan_table)];
+	return s->tsan_wire;
+}
+#endif
 
 #define SOCK_FROM_OP(op, member) io_container_of(op, struct sock_be, member)
 
@@ -40,6 +86,10 @@ static void sock_rx_complete(struct engine_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->rx_busy = false;
+#if IW_TSAN
+	if (res > 0)
+		iw_tsan_acquire(sock_tsan_wire(s));
+#endif
 	if (s->dying) {
 		if (!s->tx_busy)
 			sock_free(s);
@@ -88,6 +138,9 @@ static int sock_send(struct io_backend *be, const struct iovec *iov, int cnt)
 	memset(&s->tx_msg, 0, sizeof(s->tx_msg));
 	s->tx_msg.msg_iov = (struct iovec *)iov;
 	s->tx_msg.msg_iovlen = (size_t)cnt;
+#if IW_TSAN
+	iw_tsan_release(sock_tsan_wire(s));
+#endif
 	io_uring_prep_sendmsg(sqe, s->fd, &s->tx_msg, MSG_NOSIGNAL);
 	io_uring_sqe_set_data(sqe, &s->tx_op);
 	s->tx_busy = true;

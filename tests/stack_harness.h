@@ -126,6 +126,9 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms);
 
 /* st_poll that asserts |want| completions arrived. */
 void st_poll_n(struct st_cq *c, struct iwarp_wc *wc, int want);
+/* The QP's state through iwarp_query_qp (under the QP's lock): the engine
+ * thread may change the public field at any moment. */
+enum iwarp_qp_state st_qp_state(struct iwarp_qp *qp);
 
 /* Asserts that no completion is pending on |c| right now. Only for use
  * once every WR posted to the CQ's queues has completed (and was checked
