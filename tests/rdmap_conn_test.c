@@ -2240,53 +2240,6 @@ START_TEST(test_ext_every_split)
 }
 END_TEST
 
-/*
- * The bulk receive buffer: an idle connection offers RDMAP_CONN_RX_BUF_MIN
- * octets; a receive that fills it (a stream of small FPDUs) makes the next
- * one offer RDMAP_CONN_RX_BUF, and every Write of the stream, across the
- * swap of the buffers and an FPDU split between the two receives, is
- * placed whole (CRC on).
- */
-START_TEST(test_rx_buf_grows)
-{
-	enum { NW = 160, PAY = 256 };
-	static uint8_t ul[PAY + 64];
-	uint8_t pay[PAY];
-	struct fk_owner a, b;
-	struct fk_region *rg;
-	struct iovec iov[8];
-	struct ddp_hdr h;
-	size_t len = 0, off = 0, take;
-	int i, n;
-
-	pair_init(&a, &b, modes[1], 4, 4, 0);
-	rg = fk_region_add(&b, 0x30, (size_t)NW * PAY, RW, 0);
-	for (i = 0; i < NW; i++) {
-		memset(pay, (uint8_t)(i + 1), sizeof(pay));
-		h = hdr_tagged(RDMAP_OP_WRITE, 0x30, rg->base + (uint64_t)i * PAY);
-		len += frame(wire + len, ul, ulpdu_build(ul, &h, pay, PAY), true);
-	}
-	ck_assert_uint_gt(len, RDMAP_CONN_RX_BUF_MIN);
-	n = rdmap_conn_rx_iov(b.c, iov, 8);
-	ck_assert_int_eq(n, 1);
-	ck_assert_uint_eq(iov[0].iov_len, RDMAP_CONN_RX_BUF_MIN);
-	take = iov[0].iov_len;
-	memcpy(iov[0].iov_base, wire, take);
-	rdmap_conn_rx_done(b.c, take);
-	off = take;
-	n = rdmap_conn_rx_iov(b.c, iov, 8);
-	ck_assert_int_eq(n, 1);
-	ck_assert_uint_eq(iov[0].iov_len, RDMAP_CONN_RX_BUF);
-	memcpy(iov[0].iov_base, wire + off, len - off);
-	rdmap_conn_rx_done(b.c, len - off);
-	ck_assert_int_eq(b.set_error_calls, 0);
-	ck_assert_int_eq(b.closed_calls, 0);
-	for (i = 0; i < NW * PAY; i++)
-		ck_assert_uint_eq(rg->buf[i], (uint8_t)(i / PAY + 1));
-	pair_fini(&a, &b);
-}
-END_TEST
-
 static Suite *rdmap_conn_suite(void)
 {
 	Suite *s = suite_create("rdmap_conn");
@@ -2312,7 +2265,6 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_random_traffic, 0, 8);
 	tcase_add_loop_test(tc, test_random_revoke, 0, 48);
 	tcase_add_loop_test(tc, test_app_state_mid_message, 0, 2);
-	tcase_add_test(tc, test_rx_buf_grows);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
 	tcase_add_test(tc, test_revoke_read_response);
