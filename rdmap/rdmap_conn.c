@@ -78,8 +78,7 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	c->orq = iw_calloc(c->orq_size, sizeof(*c->orq));
 	c->irq_size = conn_pow2(c->ird ? c->ird : 1u);
 	c->irq = iw_calloc(c->irq_size, sizeof(*c->irq));
-	c->rxbuf_len = RDMAP_CONN_RX_BUF_MIN;
-	c->rxbuf = iw_malloc(c->rxbuf_len);
+	c->rxbuf = iw_malloc(RDMAP_CONN_RX_BUF);
 	if (!c->slots || !c->iovs || !c->orq || !c->irq || !c->rxbuf)
 		goto fail;
 	err = EINVAL;

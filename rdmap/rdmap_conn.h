@@ -88,9 +88,6 @@
 
 /* Tunables. */
 #define RDMAP_CONN_RX_BUF (1u << 20) /* bulk receive buffer, one per conn */
-/* its size at connect: it grows to RDMAP_CONN_RX_BUF once a receive fills
- * it (a stream), so an idle or small-message connection keeps it small */
-#define RDMAP_CONN_RX_BUF_MIN 16384u
 #define RDMAP_CONN_DP_MIN                                                      \
 	4096u /* receive payload at least this long in place */
 #define RDMAP_CONN_DP_BIG                                                      \
@@ -366,9 +363,7 @@ struct rdmap_conn {
 	/* ---- receive ---- */
 	struct mpa_rx mrx;
 	struct ddp_rx drx;
-	uint8_t *rxbuf;	 /* bulk receive buffer, |rxbuf_len| octets */
-	size_t rxbuf_len; /* RDMAP_CONN_RX_BUF_MIN, then RDMAP_CONN_RX_BUF */
-	bool rx_grow;	 /* a receive filled it: grow before the next */
+	uint8_t *rxbuf;	 /* RDMAP_CONN_RX_BUF */
 	bool dp_active;	 /* last rx_iov was a direct placement */
 	size_t dp_len;	 /* its placement octets (a bulk tail follows) */
 	uint32_t rx_big; /* credit: large FPDUs seen lately */

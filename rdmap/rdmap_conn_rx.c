@@ -13,7 +13,6 @@
 
 #include "rdmap/rdmap_opcode.h"
 #include "rdmap/rdmap_conn_int.h"
-#include "util/mem.h"
 
 /* Content octets between two markers (RFC 5044 §5). */
 #define MPA_MARKER_SPAN (MPA_MARKER_INTERVAL - MPA_MARKER_LEN)
@@ -649,35 +648,14 @@ static size_t rx_bulk_len(const struct rdmap_conn *c)
 	size_t len = RDMAP_CONN_RX_LOOKAHEAD;
 
 	if (!c->rx_big || c->rx_behind)
-		return c->rxbuf_len;
+		return RDMAP_CONN_RX_BUF;
 	if (mpa_rx_get_state(m) == MPA_RX_GET_PAYLOAD) {
 		len += m->pay_len - m->pay_got + m->pad_len + MPA_CRC_LEN;
 		/* markers: one per 508 content octets, rounded up */
 		if (m->markers)
 			len += MPA_MARKER_LEN * (len / MPA_MARKER_SPAN + 1);
 	}
-	return len < c->rxbuf_len ? len : c->rxbuf_len;
-}
-
-/*
- * Grows the bulk buffer to RDMAP_CONN_RX_BUF after a receive filled it
- * (rdmap_conn_rx_done): called between receives only, when no receive
- * uses the buffer and nothing of it is kept (the deframer copies what it
- * needs of a split header). On allocation failure the small one stays.
- */
-static void rx_buf_grow(struct rdmap_conn *c)
-{
-	uint8_t *big;
-
-	c->rx_grow = false;
-	if (c->rxbuf_len >= RDMAP_CONN_RX_BUF)
-		return;
-	big = iw_malloc(RDMAP_CONN_RX_BUF);
-	if (!big)
-		return;
-	iw_free(c->rxbuf);
-	c->rxbuf = big;
-	c->rxbuf_len = RDMAP_CONN_RX_BUF;
+	return len < RDMAP_CONN_RX_BUF ? len : RDMAP_CONN_RX_BUF;
 }
 
 /*
@@ -743,8 +721,6 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 	c->dp_len = 0;
 	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
 		return 0;
-	if (c->rx_grow)
-		rx_buf_grow(c);
 	/* direct placement: a large payload goes straight to its target,
 	 * and the bulk buffer after it takes the trailer and what follows */
 	n = rx_dp_iov(c, iov, cap, &total);
@@ -753,7 +729,7 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 		c->dp_len = total;
 		if (n < cap) {
 			iov[n].iov_base = c->rxbuf;
-			iov[n].iov_len = c->rxbuf_len;
+			iov[n].iov_len = RDMAP_CONN_RX_BUF;
 			if (c->rx_big && !c->rx_behind)
 				iov[n].iov_len = RDMAP_CONN_RX_LOOKAHEAD;
 			total += iov[n++].iov_len;
@@ -780,9 +756,7 @@ void rdmap_conn_rx_done(struct rdmap_conn *c, size_t n)
 	}
 	/* a bounded receive that was filled means the receiver is behind:
 	 * then fewer, larger receives beat avoiding the copy */
-	c->rx_behind = n >= c->rx_req && c->rx_req < c->rxbuf_len;
-	if (n >= c->rx_req && c->rxbuf_len < RDMAP_CONN_RX_BUF)
-		c->rx_grow = true; /* a stream: the large buffer from now on */
+	c->rx_behind = n >= c->rx_req && c->rx_req < RDMAP_CONN_RX_BUF;
 	if (c->dp_active) {
 		c->dp_active = false;
 		k = n < c->dp_len ? n : c->dp_len;
