@@ -139,6 +139,18 @@ raw_run() {
 	}
 }
 
+# stop_server PID: the server of a run ends by itself after its client; a
+# failed client may leave it waiting: give it 3 s, then stop it.
+stop_server() {
+	_i=0
+	while kill -0 "$1" 2>/dev/null && [ $_i -lt 30 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
 # iw_run ARGS...: one iwarp_bw server + client on 127.0.0.1; the client's
 # JSON line on stdout (nothing on error). The server is bounded too.
 iw_run() {
@@ -149,14 +161,7 @@ iw_run() {
 	wait_listen "$port" $spid
 	timeout -k 2 "$T" "$BW" -p "$port" --json "$@" 127.0.0.1 >"$TMP/c.out" 2>"$TMP/c.err"
 	crc_rc=$?
-	# a failed client may leave the server waiting: give it 3 s
-	i=0
-	while kill -0 $spid 2>/dev/null && [ $i -lt 30 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill $spid 2>/dev/null
-	wait $spid 2>/dev/null
+	stop_server $spid
 	grep -h "cc " "$TMP/c.err" | sed -n 's/.*cc \([^,]*\),.*/\1/p' | head -n 1 >"$TMP/iw.cc"
 	if [ $crc_rc -ne 0 ] || ! grep -q '^{' "$TMP/c.out"; then
 		echo "  iwarp_bw $* failed (rc $crc_rc): $(grep -v '^iwarp_bw:' "$TMP/c.err" | tail -n 1)" >&2
@@ -234,13 +239,7 @@ pt_run() {
 		timeout -k 2 "$T" "$RUN" "$_prog" -R -p "$port" "$@" 127.0.0.1 \
 			>"$TMP/pc.out" 2>"$TMP/pc.err"
 		_rc=$?
-		i=0
-		while kill -0 $spid 2>/dev/null && [ $i -lt 30 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill $spid 2>/dev/null
-		wait $spid 2>/dev/null
+		stop_server $spid
 		if [ $_rc -ne 0 ] && [ $_try -lt 3 ] &&
 			grep -q RDMA_CM_EVENT_REJECTED "$TMP/pc.out" "$TMP/pc.err"; then
 			echo "  $_prog: refused between perftest's two listeners, once more" >&2
@@ -264,13 +263,7 @@ px_run() {
 	wait_listen "$port" $spid
 	timeout -k 2 "$T" "$RUN" ib_write_bw -R -p "$port" "$@" 127.0.0.1 >"$TMP/xc.out" 2>"$TMP/xc.err"
 	_rc=$?
-	i=0
-	while kill -0 $spid 2>/dev/null && [ $i -lt 30 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	kill $spid 2>/dev/null
-	wait $spid 2>/dev/null
+	stop_server $spid
 	if [ $_rc -ne 0 ] || ! grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$TMP/xc.out"; then
 		echo "  ib_write_bw $* against iwarp_bw failed (rc $_rc): $(cat "$TMP/xc.out" "$TMP/xc.err" | grep . | tail -n 1)" >&2
 		return 1
