@@ -229,7 +229,12 @@ static void cma_param(struct iwarp_conn_param *np,
 	np->qp_num = p->qp_num;
 }
 
-int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+/* rdma_connect(3) and rdma_accept(3): the same steps around the native
+ * call; a synchronous id then waits for ESTABLISHED. */
+static int cma_establish(struct rdma_cm_id *id, struct rdma_conn_param *conn_param,
+			 int (*native)(struct iwarp_cm_id *,
+				       const struct iwarp_conn_param *),
+			 const char *what)
 {
 	struct iwarp_conn_param np;
 	int ret;
@@ -240,27 +245,20 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	if (conn_param)
 		cma_param(&np, conn_param);
-	ret = iwarp_cm_connect(cma_id_of(id)->nid, conn_param ? &np : NULL);
+	ret = native(cma_id_of(id)->nid, conn_param ? &np : NULL);
 	if (ret < 0)
-		return cma_ret_log("rdma_connect", ret);
+		return cma_ret_log(what, ret);
 	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
+}
+
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	return cma_establish(id, conn_param, iwarp_cm_connect, "rdma_connect");
 }
 
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
-	struct iwarp_conn_param np;
-	int ret;
-
-	if (!id) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (conn_param)
-		cma_param(&np, conn_param);
-	ret = iwarp_cm_accept(cma_id_of(id)->nid, conn_param ? &np : NULL);
-	if (ret < 0)
-		return cma_ret_log("rdma_accept", ret);
-	return cma_sync_wait(cma_id_of(id), RDMA_CM_EVENT_ESTABLISHED);
+	return cma_establish(id, conn_param, iwarp_cm_accept, "rdma_accept");
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data,
