@@ -231,7 +231,8 @@ static void cma_param(struct iwarp_conn_param *np,
 
 /* rdma_connect(3) and rdma_accept(3): the same steps around the native
  * call; a synchronous id then waits for ESTABLISHED. */
-static int cma_establish(struct rdma_cm_id *id, struct rdma_conn_param *conn_param,
+static int cma_establish(struct rdma_cm_id *id,
+			 struct rdma_conn_param *conn_param,
 			 int (*native)(struct iwarp_cm_id *,
 				       const struct iwarp_conn_param *),
 			 const char *what)
