@@ -98,6 +98,17 @@ verdict() { # VALUE OP LIMIT
 		print ok ? "PASS" : "MISS" }'
 }
 
+# row_head: the header line of a rows table (tls, compat, rows)
+row_head() {
+	printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
+}
+
+# row LABEL VALUE OP TARGET NOTE: one line of a rows table, the verdict of
+# VALUE OP TARGET followed by NOTE
+row() {
+	printf '%-58s %8s %4s %-5s %s\n' "$1" "$2" "$3" "$4" "$(verdict "$2" "$3" "$4") ${5:-}"
+}
+
 size_name() {
 	case $1 in
 	1048576) echo "1 MiB" ;;
@@ -182,7 +193,7 @@ python3 -c 'import os; print(os.urandom(32).hex())' >"$TPSK" 2>/dev/null ||
 	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$TPSK"
 echo
 echo "TLS rows (ratio = iwarp_bw --tls / raw TCP+TLS, OpenSSL in user space both; medians of $RUNS runs)"
-printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
+row_head
 for s in 65536 4096; do
 	: >"$TMP/tls.raw.$s"
 	: >"$TMP/tls.iw.$s"
@@ -202,8 +213,8 @@ for s in 65536 4096; do
 	iw=$(median <"$TMP/tls.iw.$s")
 	raw=$(median <"$TMP/tls.raw.$s")
 	q=$(ratio "$iw" "$raw")
-	printf '%-58s %8s %4s %-5s %s\n' "$(size_name "$s") Write, TLS / raw TCP+TLS (${cipher:-?})" "$q" ">=" 0.70 \
-		"$(awk -v v="$q" 'BEGIN { print v == "n/a" ? "n/a" : (v + 0 >= 0.70 ? "PASS" : "MISS") }') informational ($iw vs $raw MB/sec)"
+	row "$(size_name "$s") Write, TLS / raw TCP+TLS (${cipher:-?})" "$q" ">=" 0.70 \
+		"informational ($iw vs $raw MB/sec)"
 done
 }
 
@@ -218,10 +229,13 @@ done
 # both rows: ib_write_lat waits for the peer's Write by spinning on its
 # buffer without entering the library, so in the inline mode nothing moves
 # its engine and both ends spin for ever (docs/compat.md). Rounds alternate
-# which tool runs first; medians of BENCH_COMPAT_RUNS rounds. An
-# informational row runs ib_write_bw against iwarp_bw's server: perftest's
-# server spins through the client's run where iwarp_bw's sleeps, which on
-# 2 cores is a difference of the programs, not of the library.
+# which tool runs first; medians of BENCH_COMPAT_RUNS rounds. The judged
+# bandwidth row compares like with like: ib_write_bw's client and
+# iwarp_bw's client, each against the same iwarp_bw server. The pair of
+# perftest's own client and server is an informational context row:
+# perftest's server spins through the client's run where iwarp_bw's
+# sleeps, which on 2 cores is a difference of the programs, not of the
+# library.
 
 # pt_run PROGRAM ARGS...: one perftest -R server + client under iwarp_run on
 # 127.0.0.1; the client's result row on stdout (nothing on error). A client
@@ -311,9 +325,10 @@ while [ $r -lt "$CRUNS" ]; do
 	if [ $((r % 2)) -eq 0 ]; then order="c n"; else order="n c"; fi
 	for w in $order; do
 		if [ $w = c ]; then
-			# ib_write_bw row: #bytes #iterations peak average msg-rate
+			# ib_write_bw row: #bytes #iterations peak average msg-rate;
+			# against perftest's own server (the context row)
 			pt_run ib_write_bw -s 65536 -n "$CBW_N" | awk '{ print $4 }' | grep . >>"$TMP/compat.cbw"
-			# the same client against iwarp_bw's server
+			# the same client against iwarp_bw's server (the judged row)
 			px_run -s 65536 -n "$CBW_N" | awk '{ print $4 }' | grep . >>"$TMP/compat.xbw"
 			# ib_write_lat row: #bytes #iterations min max typical ...
 			pt_run ib_write_lat -s 2 -n "$CLAT_N" | awk '{ print $5 }' | grep . >>"$TMP/compat.clat"
@@ -332,16 +347,14 @@ xbw=$(median <"$TMP/compat.xbw")
 clat=$(median <"$TMP/compat.clat")
 nlat=$(median <"$TMP/compat.nlat")
 {
-printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
-q=$(ratio "$cbw" "$nbw")
-printf '%-58s %8s %4s %-5s %s\n' "compat cost: 64 KiB Write BW, ib_write_bw / iwarp_bw" "$q" ">=" 0.95 \
-	"$(verdict "$q" ">=" 0.95) ($cbw vs $nbw MB/sec, $CBW_N iterations)"
-q=$(ratio "$xbw" "$nbw")
-printf '%-58s %8s %4s %-5s %s\n' "  the same, ib_write_bw against iwarp_bw's server" "$q" ">=" 0.95 \
-	"$(verdict "$q" ">=" 0.95) informational ($xbw vs $nbw MB/sec)"
-q=$(ratio "$clat" "$nlat")
-printf '%-58s %8s %4s %-5s %s\n' "compat cost: 2 B Write latency, ib_write_lat / iwarp_bw" "$q" "<=" 1.05 \
-	"$(verdict "$q" "<=" 1.05) ($clat vs $nlat us typical, $CLAT_N iterations)"
+row_head
+row "compat cost: 64 KiB Write BW, ib_write_bw / iwarp_bw" "$(ratio "$xbw" "$nbw")" ">=" 0.95 \
+	"($xbw vs $nbw MB/sec, both clients against iwarp_bw's server, $CBW_N iterations)"
+row "  context: ib_write_bw against perftest's own server" "$(ratio "$cbw" "$nbw")" ">=" 0.95 \
+	"informational ($cbw vs $nbw MB/sec)"
+row "compat cost: 2 B Write latency, ib_write_lat / iwarp_bw" "$(ratio "$clat" "$nlat")" "<=" 1.05 \
+	"($clat vs $nlat us typical, $CLAT_N iterations)"
+echo "(context row not judged: perftest's server busy-polls through the run where iwarp_bw's sleeps; on 2 cores that measures the programs, not the compat layer)"
 } | tee "$OUT/compat.txt"
 }
 
@@ -686,10 +699,6 @@ echo "Goal: 8 B RDMA Write RTT <= 2.0 x raw TCP busy-poll RTT: ratio $GOAL_LAT  
 
 if [ "$ONLY" != lat ] && [ "$ONLY" != bw ] || [ "$ONLY" = rows ]; then
 ROWS=$OUT/rows.txt
-# row LABEL VALUE OP TARGET NOTE
-row() {
-	printf '%-58s %8s %4s %-5s %s\n' "$1" "$2" "$3" "$4" "$(verdict "$2" "$3" "$4") ${5:-}"
-}
 # med NAME: median of $TMP/NAME, n/a when it was not measured
 med() {
 	if [ -f "$TMP/$1" ]; then median <"$TMP/$1"; else echo n/a; fi
@@ -699,7 +708,7 @@ IW_MR=$(med iw.mr)
 {
 echo
 echo "Rows (ratio = iwarp / raw TCP unless stated; medians of $RUNS runs; cc ${CC:-system})"
-printf '%-58s %8s %4s %-5s %s\n' "row" "ratio" "" "target" "verdict"
+row_head
 row "64 KiB Write aggregate, ${IW_CONN_Q:-?} QPs / 1 QP" "$(ratio "$(eval echo "\${AGG_${IW_CONN_Q:-1}:-n/a}")" "${AGG_1:-n/a}")" ">=" 0.80
 row "64 B Write message rate / raw TCP 64 B records" "$(ratio "$IW_MR" "$(med raw.mr)")" ">=" 0.25 "($IW_MR vs $(med raw.mr) Mpps)"
 row "4 KiB Write / raw" "$(ratio "$(med "iw.bw.write.0.4096")" "${RAWBW_4096:-n/a}")" ">=" 0.70

@@ -35,8 +35,9 @@ struct sock_be {
  * The two ends of one TCP connection in this process (loopback tests) sit
  * on different engines: what a sender wrote before its SENDMSG happens
  * before the peer's RECVMSG completion, through the kernel. Both ends name
- * the connection by its address pair, ordered, so they pick the same byte
- * (distinct connections may share one: that only adds edges).
+ * the connection by the sum of the hashes of its two addresses (local and
+ * peer), which does not depend on which end computes it, so they pick the
+ * same byte (distinct connections may share one: that only adds edges).
  */
 static char sock_tsan_table[1024];
 

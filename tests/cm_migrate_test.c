@@ -221,7 +221,7 @@ START_TEST(test_migrate_queued_and_later_events)
 		ack_ev(nch, IWARP_CM_EVENT_ESTABLISHED, c, false);
 		ack_ev(srv.ch, IWARP_CM_EVENT_ESTABLISHED, child, false);
 	}
-	ck_assert_int_eq(c->qp->state, IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(c->qp), IWARP_QPS_RTS);
 	destroy(c);
 	destroy(child);
 	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);

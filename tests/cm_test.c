@@ -50,18 +50,6 @@ static void side_open(struct cmt_side *s, const struct iwarp_context_attr *a)
 	cmt_side_open(s, a, 256);
 }
 
-/* The QP's state as an application reads it while the engine thread may
- * change it: through iwarp_query_qp (under the QP's lock), not the public
- * field itself. */
-static enum iwarp_qp_state qp_state(struct iwarp_qp *qp)
-{
-	struct iwarp_qp_attr attr;
-	struct iwarp_qp_init_attr init;
-
-	ck_assert_int_eq(iwarp_query_qp(qp, &attr, IWARP_QP_STATE, &init), 0);
-	return attr.qp_state;
-}
-
 /* Waits (bounded) for the next event, which must be |type|. */
 static struct iwarp_cm_event *expect_ev(struct iwarp_event_channel *ch,
 					enum iwarp_cm_event_type type)
@@ -112,7 +100,7 @@ static struct iwarp_cm_id *client_to(struct cmt_side *s, const char *host,
 	cmt_qp_attr(s, &qa, 16);
 	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
 	ck_assert_ptr_nonnull(c->qp);
-	ck_assert_int_eq(qp_state(c->qp), IWARP_QPS_INIT);
+	ck_assert_int_eq(cmt_qp_state(c->qp), IWARP_QPS_INIT);
 	return c;
 }
 
@@ -560,7 +548,7 @@ START_TEST(test_reject_with_private_data)
 	ck_assert_uint_eq(ev->param.conn.private_data_len, 4);
 	ck_assert(!memcmp(ev->param.conn.private_data, "full", 4));
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	ck_assert_int_eq(qp_state(c->qp), IWARP_QPS_INIT);
+	ck_assert_int_eq(cmt_qp_state(c->qp), IWARP_QPS_INIT);
 
 	ck_assert_int_eq(iwarp_cm_destroy_id(child), 0);
 	destroy(c);
@@ -797,14 +785,14 @@ static void connect_pair(struct cmt_side *srv, struct cmt_side *cli,
 	ck_assert_uint_eq(ev->param.conn.responder_resources, 4);
 	ck_assert_uint_eq(ev->param.conn.initiator_depth, 8);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	ck_assert_int_eq(qp_state(p->c->qp), IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(p->c->qp), IWARP_QPS_RTS);
 
 	ev = expect_ev(srv->ch, IWARP_CM_EVENT_ESTABLISHED);
 	ck_assert_ptr_eq(ev->id, p->s);
 	ck_assert_uint_eq(ev->param.conn.responder_resources, 8);
 	ck_assert_uint_eq(ev->param.conn.initiator_depth, 4);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	ck_assert_int_eq(qp_state(p->s->qp), IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(p->s->qp), IWARP_QPS_RTS);
 }
 
 /* A Send from client to server over the established pair. */
@@ -880,8 +868,8 @@ static void disconnect_pair(struct cmt_side *srv, struct cmt_side *cli,
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	ack_ev(cli->ch, IWARP_CM_EVENT_TIMEWAIT_EXIT);
 	ack_ev(srv->ch, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	ck_assert_int_eq(qp_state(p->c->qp), IWARP_QPS_ERR);
-	ck_assert_int_eq(qp_state(p->s->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p->c->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p->s->qp), IWARP_QPS_ERR);
 	ck_assert_int_eq(iwarp_cm_disconnect(p->c), 0); /* again: no-op */
 }
 
@@ -1070,7 +1058,7 @@ START_TEST(test_p2p_responder_negotiated_rtr)
 	ev = expect_ev(srv.ch, IWARP_CM_EVENT_ESTABLISHED);
 	ck_assert_ptr_eq(ev->id, sid);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
-	ck_assert_int_eq(qp_state(sid->qp), IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(sid->qp), IWARP_QPS_RTS);
 	if (read) {
 		/* zero-length Read Response: tagged, last, opcode 2, STag 1 */
 		raw_read_all(fd, rr, sizeof(rr));

@@ -131,3 +131,12 @@ struct iwarp_cm_id *cmt_client(struct cmt_side *s, uint16_t port,
 	ck_assert_int_eq(iwarp_cm_create_qp(c, s->pd, &qa), 0);
 	return c;
 }
+
+enum iwarp_qp_state cmt_qp_state(struct iwarp_qp *qp)
+{
+	struct iwarp_qp_attr attr;
+	struct iwarp_qp_init_attr init;
+
+	ck_assert_int_eq(iwarp_query_qp(qp, &attr, IWARP_QP_STATE, &init), 0);
+	return attr.qp_state;
+}

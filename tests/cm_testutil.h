@@ -2,8 +2,9 @@
  * tests/cm_testutil.h: the scaffolding of the Check suites that connect
  * ids over real loopback TCP (cm_test, cm_lifetime_test, cm_migrate_test,
  * tls_test): one side's context, CM channel, PD and CQ; bounded event
- * waits; a loopback listener on a kernel-chosen port. Every wait takes its
- * bound from the caller; none asserts on timing.
+ * waits; a loopback listener on a kernel-chosen port; a QP's state read
+ * through the public query (also for conn_test and the stack suites).
+ * Every wait takes its bound from the caller; none asserts on timing.
  */
 #ifndef IWARP_TESTS_CM_TESTUTIL_H
 #define IWARP_TESTS_CM_TESTUTIL_H
@@ -59,5 +60,10 @@ struct iwarp_cm_id *cmt_resolved(struct cmt_side *s, uint16_t port,
  * (both events taken within |wait_ms|), with a QP of |depth| WRs. */
 struct iwarp_cm_id *cmt_client(struct cmt_side *s, uint16_t port,
 			       uint32_t depth, int wait_ms);
+
+/* The state of |qp| as an application reads it while the engine thread may
+ * change it: through iwarp_query_qp (under the QP's lock), not the public
+ * field itself (asserts that the query succeeds). */
+enum iwarp_qp_state cmt_qp_state(struct iwarp_qp *qp);
 
 #endif

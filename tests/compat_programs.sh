@@ -120,34 +120,21 @@ need() {
 	command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (Debian package $2)"
 }
 
-# start_server NAME CMD...: runs CMD (with @PORT@ replaced by a free port)
-# in the background until it listens; sets PORT and SPID. Retries with
-# another port when the port was taken before the server bound it.
+# start_server NAME CMD...: runs CMD under timeout $T (every @PORT@ in it
+# replaced by a free port) in the background until it listens
+# (start_listener of testlib.sh, which replaces a port taken meanwhile;
+# logs in $tmp/NAME.s.out and .s.err); sets PORT and SPID.
 start_server() {
 	_name=$1
 	shift
-	_tries=0
-	while :; do
-		PORT=$(free_port)
-		_args=
-		for _a in "$@"; do
-			[ "$_a" = @PORT@ ] && _a=$PORT
-			_args="$_args '$_a'"
-		done
-		eval "timeout $T $_args" >"$tmp/$_name.s.out" 2>"$tmp/$_name.s.err" &
-		SPID=$!
-		wait_listen "$PORT" "$SPID" && return 0
-		kill "$SPID" 2>/dev/null
-		wait "$SPID"
-		_tries=$((_tries + 1))
-		if port_taken "$tmp/$_name.s.out" "$tmp/$_name.s.err" && [ $_tries -lt 5 ]; then
-			continue
-		fi
-		echo "FAIL $_name: server not listening"
-		sed 's/^/  server: /' "$tmp/$_name.s.out" "$tmp/$_name.s.err"
-		fail=1
-		return 1
-	done
+	if start_listener "$tmp/$_name.s" timeout $T "$@"; then
+		PORT=$LISTEN_PORT SPID=$LISTEN_PID
+		return 0
+	fi
+	echo "FAIL $_name: server not listening"
+	sed 's/^/  server: /' "$tmp/$_name.s.out" "$tmp/$_name.s.err"
+	fail=1
+	return 1
 }
 
 # finish NAME CLIENT_RC CHECK: waits for the server (or takes its status

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cm_testutil.h"
 #include "iwarp/iwarp.h"
 #include "mpa/mpa_rx.h"
 #include "rdmap/rdmap_opcode.h"
@@ -173,7 +174,7 @@ static void pair_open(struct pair *p, const struct neg_opts *o, uint64_t seed)
 	ck_assert_ptr_nonnull(p->b.conn);
 	qp_conn_set_io(p->a.conn, &test_io, &p->a);
 	qp_conn_set_io(p->b.conn, &test_io, &p->b);
-	ck_assert_int_eq(p->a.qp->state, IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(p->a.qp), IWARP_QPS_RTS);
 }
 
 static void pair_close(struct pair *p)
@@ -484,8 +485,8 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 	}
 	ck_assert_int_eq(memcmp(src, dst, len), 0);
 	ck_assert_uint_eq(dst[len], GUARD);
-	ck_assert_int_eq(a->qp->state, IWARP_QPS_RTS);
-	ck_assert_int_eq(b->qp->state, IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(a->qp), IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(b->qp), IWARP_QPS_RTS);
 	ck_assert_int_eq(a->closes + b->closes, 0);
 }
 
@@ -652,8 +653,8 @@ static void assert_terminated(struct pair *p, struct side *det,
 	assert_cause(&t.cause, layer, etype, ecode);
 	ck_assert_int_eq(t.d, hdr);
 	ck_assert_int_eq(t.m, hdr);
-	ck_assert_int_eq(det->qp->state, IWARP_QPS_ERR);
-	ck_assert_int_eq(peer->qp->state, IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(det->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(peer->qp), IWARP_QPS_ERR);
 	ck_assert_int_eq(det->closes, 1);
 	ck_assert_int_eq(peer->closes, 1);
 	ck_assert(det->have_cause);
@@ -990,7 +991,7 @@ START_TEST(test_flush_on_close)
 	ck_assert_int_eq(p.a.closes, 1);
 	ck_assert_int_eq(p.a.close_err, -ECONNRESET);
 	assert_cause(&p.a.cause, 2, 0, 0x01);
-	ck_assert_int_eq(p.a.qp->state, IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p.a.qp), IWARP_QPS_ERR);
 	ck_assert_int_eq(poll_all(&p.a, wc, 16), 8);
 	/* sends handed to TCP may complete; everything else is flushed */
 	ck_assert_int_eq(wc[7].status, IWARP_WC_WR_FLUSH_ERR);
@@ -1034,8 +1035,8 @@ START_TEST(test_local_prot_error)
 	ck_assert_int_eq(wc[0].status, IWARP_WC_SUCCESS);
 	ck_assert_int_eq(wc[1].status, IWARP_WC_LOC_PROT_ERR);
 	ck_assert_int_eq(wc[2].status, IWARP_WC_WR_FLUSH_ERR);
-	ck_assert_int_eq(p.a.qp->state, IWARP_QPS_ERR);
-	ck_assert_int_eq(p.b.qp->state, IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p.a.qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p.b.qp), IWARP_QPS_ERR);
 	ck_assert(qp_from_pub(p.b.qp)->term_received);
 	ck_assert_int_eq(poll_all(&p.b, wc, 8), 1);
 	ck_assert_int_eq(wc[0].status, IWARP_WC_SUCCESS);

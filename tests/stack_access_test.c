@@ -274,8 +274,8 @@ START_TEST(test_remote_access_error)
 	}
 	st_poll_n(k[0].cq_s, wc, 1);
 	st_wc_check(&wc[0], 7, IWARP_WC_WR_FLUSH_ERR, IWARP_WC_RECV, 0, 0);
-	ck_assert_int_eq(st_qp_state(k[0].c->qp), IWARP_QPS_ERR);
-	ck_assert_int_eq(st_qp_state(k[0].s->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(k[0].c->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(k[0].s->qp), IWARP_QPS_ERR);
 	st_cm_expect(n.cli.ech, IWARP_CM_EVENT_DISCONNECTED, k[0].c);
 	st_cm_expect(n.srv.ech, IWARP_CM_EVENT_DISCONNECTED, k[0].s);
 	st_cm_expect(n.cli.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k[0].c);

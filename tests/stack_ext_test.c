@@ -331,8 +331,8 @@ START_TEST(test_atomic_refused)
 	st_cm_expect(n.srv.ech, IWARP_CM_EVENT_DISCONNECTED, k.s);
 	st_cm_expect(n.cli.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k.c);
 	st_cm_expect(n.srv.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k.s);
-	ck_assert_int_eq(st_qp_state(k.c->qp), IWARP_QPS_ERR);
-	ck_assert_int_eq(st_qp_state(k.s->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(k.c->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(k.s->qp), IWARP_QPS_ERR);
 	st_check_fill(tgt.p, 64, ST_GUARD);
 	st_check_fill(res.p, 64, ST_GUARD);
 	st_buf_free(&res);

@@ -203,8 +203,8 @@ static void end_both(struct sp_pair *p)
 	}
 	ck_assert(sp_wait_closed(p, 0, ST_WAIT_MS));
 	ck_assert(sp_wait_closed(p, 1, ST_WAIT_MS));
-	ck_assert_int_eq(st_qp_state(p->s[0].qp), IWARP_QPS_ERR);
-	ck_assert_int_eq(st_qp_state(p->s[1].qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p->s[0].qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p->s[1].qp), IWARP_QPS_ERR);
 }
 
 static void drain_async(struct sp_pair *p)
@@ -472,7 +472,7 @@ START_TEST(test_term_unsent)
 	ck_assert_uint_eq(p->s[0].cause.layer, IWARP_TERM_LAYER_LLP);
 	ck_assert_uint_eq(p->s[0].cause.etype, IWARP_LLP_ETYPE_MPA);
 	ck_assert_uint_eq(p->s[0].cause.ecode, IWARP_LLP_ECODE_CRC);
-	ck_assert_int_eq(st_qp_state(p->s[0].qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(p->s[0].qp), IWARP_QPS_ERR);
 	ck_assert(st_async_wait(p->ctx, &ev, ST_WAIT_MS));
 	ck_assert_int_eq(ev.event_type, IWARP_EVENT_QP_FATAL);
 	ck_assert_uint_eq(ev.term.ecode, IWARP_LLP_ECODE_CRC);

@@ -334,8 +334,8 @@ void st_conn_open_many(struct st_net *n, struct st_conn *k, int count,
 		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	}
 	for (i = 0; i < count; i++) {
-		ck_assert_int_eq(st_qp_state(k[i].c->qp), IWARP_QPS_RTS);
-		ck_assert_int_eq(st_qp_state(k[i].s->qp), IWARP_QPS_RTS);
+		ck_assert_int_eq(cmt_qp_state(k[i].c->qp), IWARP_QPS_RTS);
+		ck_assert_int_eq(cmt_qp_state(k[i].s->qp), IWARP_QPS_RTS);
 	}
 }
 
@@ -352,8 +352,8 @@ void st_conn_disconnect(struct st_net *n, struct st_conn *k, bool from_server)
 	st_cm_expect(n->srv.ech, IWARP_CM_EVENT_DISCONNECTED, k->s);
 	st_cm_expect(n->cli.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k->c);
 	st_cm_expect(n->srv.ech, IWARP_CM_EVENT_TIMEWAIT_EXIT, k->s);
-	ck_assert_int_eq(st_qp_state(k->c->qp), IWARP_QPS_ERR);
-	ck_assert_int_eq(st_qp_state(k->s->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(k->c->qp), IWARP_QPS_ERR);
+	ck_assert_int_eq(cmt_qp_state(k->s->qp), IWARP_QPS_ERR);
 }
 
 void st_conn_close(struct st_conn *k)
@@ -404,15 +404,6 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms)
 		}
 	}
 	return got;
-}
-
-enum iwarp_qp_state st_qp_state(struct iwarp_qp *qp)
-{
-	struct iwarp_qp_attr attr;
-	struct iwarp_qp_init_attr init;
-
-	ck_assert_int_eq(iwarp_query_qp(qp, &attr, IWARP_QP_STATE, &init), 0);
-	return attr.qp_state;
 }
 
 void st_poll_n(struct st_cq *c, struct iwarp_wc *wc, int want)

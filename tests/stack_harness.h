@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cm_testutil.h"
 #include "iwarp/iwarp.h"
 
 #define ST_WAIT_MS 30000 /* upper bound of any single wait */
@@ -126,9 +127,6 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms);
 
 /* st_poll that asserts |want| completions arrived. */
 void st_poll_n(struct st_cq *c, struct iwarp_wc *wc, int want);
-/* The QP's state through iwarp_query_qp (under the QP's lock): the engine
- * thread may change the public field at any moment. */
-enum iwarp_qp_state st_qp_state(struct iwarp_qp *qp);
 
 /* Asserts that no completion is pending on |c| right now. Only for use
  * once every WR posted to the CQ's queues has completed (and was checked

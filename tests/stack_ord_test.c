@@ -67,8 +67,8 @@ static void open_ord0(struct st_net *n, struct st_conn *k)
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	st_cm_expect(n->srv.ech, IWARP_CM_EVENT_ESTABLISHED, k->s);
 	st_cm_expect(n->cli.ech, IWARP_CM_EVENT_ESTABLISHED, k->c);
-	ck_assert_int_eq(st_qp_state(k->c->qp), IWARP_QPS_RTS);
-	ck_assert_int_eq(st_qp_state(k->s->qp), IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(k->c->qp), IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(k->s->qp), IWARP_QPS_RTS);
 }
 
 static void wr_init(struct iwarp_send_wr *wr, struct iwarp_sge *sge,
@@ -152,7 +152,7 @@ START_TEST(test_read_refused_with_ord0)
 	st_poll_n(cq, wc, 1);
 	st_wc_check(&wc[0], 4, IWARP_WC_SUCCESS, IWARP_WC_RDMA_WRITE, LEN, 0);
 	/* a refused Read would have failed the QP before this Write */
-	ck_assert_int_eq(st_qp_state(qp), IWARP_QPS_RTS);
+	ck_assert_int_eq(cmt_qp_state(qp), IWARP_QPS_RTS);
 
 	st_conn_disconnect(&n, &k, false);
 	st_conn_close(&k);

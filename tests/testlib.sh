@@ -64,6 +64,47 @@ port_taken() {
 	grep -q 'Address already in use' "$@" 2>/dev/null
 }
 
+# start_listener LOG CMD...: starts CMD in the background (stdout in
+# LOG.out, stderr in LOG.err) on a TCP port that free_port found free: every
+# @PORT@ in CMD's words stands for it. Waits (wait_listen) until CMD or its
+# child listens there, then sets LISTEN_PORT and LISTEN_PID (CMD itself:
+# signals sent to it reach the program). A port that another program took
+# between free_port and CMD's bind (make check -j runs tests side by side,
+# port_taken) is replaced, at most 5 times. When CMD does not listen it is
+# stopped (SIGTERM) and waited for: returns 1 with its exit status in
+# LISTEN_RC and its output left in LOG.out and LOG.err for the caller to
+# report. The variables of this helper are _sl_*: callers may loop on any
+# other name around it.
+start_listener() {
+	_sl_log=$1
+	shift
+	_sl_tries=0
+	while :; do
+		LISTEN_PORT=$(free_port)
+		(
+			for _sl_a; do
+				shift
+				case $_sl_a in
+				*@PORT@*) _sl_a=$(printf '%s\n' "$_sl_a" | sed "s/@PORT@/$LISTEN_PORT/g") ;;
+				esac
+				set -- "$@" "$_sl_a"
+			done
+			exec "$@"
+		) >"$_sl_log.out" 2>"$_sl_log.err" &
+		LISTEN_PID=$!
+		wait_listen "$LISTEN_PORT" "$LISTEN_PID" && return 0
+		kill "$LISTEN_PID" 2>/dev/null
+		wait "$LISTEN_PID"
+		LISTEN_RC=$?
+		_sl_tries=$((_sl_tries + 1))
+		if port_taken "$_sl_log.out" "$_sl_log.err" && [ $_sl_tries -lt 5 ]; then
+			echo "     ${_sl_log##*/}: port $LISTEN_PORT was taken meanwhile, another"
+			continue
+		fi
+		return 1
+	done
+}
+
 # reserve_port FILE: binds (without listening) a TCP port on 127.0.0.1 in
 # a background process, so connects to it are refused and nobody else can
 # take it; waits until the port number is in FILE and sets RESERVE_PID

@@ -140,39 +140,21 @@ expect_peer_gone() {
 
 # start_server NAME TOOL ARGS...: starts a server in the background (pid
 # in $spid) on a free port ($port; every @PORT@ in ARGS stands for it) and
-# waits until it listens there. A port that another program took between
-# free_port and the server's bind (make check -j runs tests side by side)
-# is replaced, at most 5 times.
+# waits until it listens there (start_listener of testlib.sh; logs in
+# $tmp/NAME.s.out and .s.err); reports a server that does not listen.
 start_server() {
-	_name=$1 _tool=$2
-	shift 2
-	_try=0
-	while :; do
-		port=$(free_port)
-		(
-			for _a; do
-				shift
-				case $_a in *@PORT@*) _a=$(echo "$_a" | sed "s/@PORT@/$port/g") ;; esac
-				set -- "$@" "$_a"
-			done
-			exec "$_tool" "$@"
-		) >"$tmp/$_name.s.out" 2>"$tmp/$_name.s.err" &
-		spid=$!
+	_name=$1
+	shift
+	if start_listener "$tmp/$_name.s" "$@"; then
+		port=$LISTEN_PORT spid=$LISTEN_PID
 		pids="$pids $spid"
-		wait_listen "$port" "$spid" && return 0
-		wait "$spid"
-		_rc=$?
-		_try=$((_try + 1))
-		if port_taken "$tmp/$_name.s.err" && [ $_try -lt 5 ]; then
-			echo "     $_name: port $port taken meanwhile, another"
-			continue
-		fi
-		skip_if_no_uring $_rc "$tmp/$_name.s.err"
-		echo "FAIL $_name: server not listening (exit $_rc)"
-		show "$_name" "$tmp/$_name.s.out" "$tmp/$_name.s.err"
-		fail=1
-		return 1
-	done
+		return 0
+	fi
+	skip_if_no_uring "$LISTEN_RC" "$tmp/$_name.s.err"
+	echo "FAIL $_name: server not listening (exit $LISTEN_RC)"
+	show "$_name" "$tmp/$_name.s.out" "$tmp/$_name.s.err"
+	fail=1
+	return 1
 }
 
 # ---- iwarp_ping ----
