@@ -55,11 +55,11 @@
 
 #include "bench/tcp_raw.h"
 
-#define RX_BUF_MIN ((size_t)4 << 20)	/* receiver's bulk buffer */
-#define BATCH_BYTES ((size_t)1 << 20)	/* default bytes per SENDMSG */
-#define BATCH_MAX 128U			/* = iwarp_bw's default tx depth */
-#define UD_SEND 1ULL			/* io_uring user_data tags */
-#define UD_RECV 2ULL
+#define RX_BUF_MIN  ((size_t)4 << 20) /* receiver's bulk buffer */
+#define BATCH_BYTES ((size_t)1 << 20) /* default bytes per SENDMSG */
+#define BATCH_MAX   128U	      /* = iwarp_bw's default tx depth */
+#define UD_SEND	    1ULL	      /* io_uring user_data tags */
+#define UD_RECV	    2ULL
 
 enum mode { MODE_BW, MODE_LAT };
 
@@ -69,7 +69,7 @@ struct opts {
 	double seconds;		/* bw: sending time */
 	double warmup;		/* bw: seconds not measured at the start */
 	unsigned long iters;	/* lat: timed round trips */
-	unsigned long lat_warm;	/* lat: untimed round trips first */
+	unsigned long lat_warm; /* lat: untimed round trips first */
 	unsigned int depth;	/* bw: SENDMSGs in flight */
 	unsigned int batch;	/* bw: messages per SENDMSG; 0 = auto */
 	int poll_uring;		/* lat: 1 io_uring spin, 0 recv spin */
@@ -85,11 +85,11 @@ struct opts {
 struct side {
 	const struct opts *o;
 	int fd;
-	int err;		/* 0 or -errno */
-	uint64_t bytes;		/* bw receiver: measured bytes */
-	uint64_t ns;		/* bw receiver: measured time */
-	uint64_t all_bytes;	/* bw receiver: every byte, warm-up included */
-	uint64_t *rtt;		/* lat client: o->iters round trips, ns */
+	int err;	    /* 0 or -errno */
+	uint64_t bytes;	    /* bw receiver: measured bytes */
+	uint64_t ns;	    /* bw receiver: measured time */
+	uint64_t all_bytes; /* bw receiver: every byte, warm-up included */
+	uint64_t *rtt;	    /* lat client: o->iters round trips, ns */
 };
 
 uint64_t now_ns(void)
@@ -336,8 +336,8 @@ static void *bw_sender(void *arg)
 	end = now_ns() + (uint64_t)(o->seconds * 1e9);
 	while (!stop || inflight) {
 		while (!stop && inflight < o->depth) {
-			io_uring_prep_sendmsg(sqe_get(&ring), sd->fd,
-					      &msg, MSG_WAITALL);
+			io_uring_prep_sendmsg(sqe_get(&ring), sd->fd, &msg,
+					      MSG_WAITALL);
 			inflight++;
 		}
 		r = io_uring_submit_and_wait(&ring, 1);
@@ -509,9 +509,11 @@ static void *lat_side(void *arg)
 	char *sbuf, *rbuf;
 
 	/* as the engine in latency mode: completion work runs when we ask */
-	r = io_uring_queue_init(8, &ring, o->uring_ipi ? 0U :
-				IORING_SETUP_COOP_TASKRUN |
-				IORING_SETUP_TASKRUN_FLAG);
+	r = io_uring_queue_init(8, &ring,
+				o->uring_ipi
+					? 0U
+					: IORING_SETUP_COOP_TASKRUN |
+						  IORING_SETUP_TASKRUN_FLAG);
 	if (r == -EINVAL && !o->uring_ipi)
 		r = io_uring_queue_init(8, &ring, 0);
 	if (r) {
@@ -581,7 +583,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static int run(const struct opts *o)
 {
-	struct side s = { .o = o, .fd = -1 }, c = { .o = o, .fd = -1 };
+	struct side s = {.o = o, .fd = -1}, c = {.o = o, .fd = -1};
 	pthread_t ts, tc;
 	char cc_s[32], cc_c[32];
 	double cpu0, cpu = 0;
@@ -595,10 +597,10 @@ static int run(const struct opts *o)
 	fprintf(o->json ? stderr : stdout,
 		"tcp_raw: %s, size %zu, congestion control %s/%s "
 		"(server/client; requested %s), TCP_NODELAY on\n",
-		o->mode == MODE_BW ? "bw" : !o->poll_uring ?
-		"lat (recv busy-poll)" : o->uring_ipi ?
-		"lat (io_uring busy-poll, IPI task work)" :
-		"lat (io_uring busy-poll, COOP_TASKRUN)",
+		o->mode == MODE_BW ? "bw"
+		: !o->poll_uring   ? "lat (recv busy-poll)"
+		: o->uring_ipi	   ? "lat (io_uring busy-poll, IPI task work)"
+				   : "lat (io_uring busy-poll, COOP_TASKRUN)",
 		o->size, cc_s, cc_c, o->cc ? o->cc : "system default");
 	if (o->mode == MODE_LAT) {
 		c.rtt = calloc(o->iters, sizeof(*c.rtt));
@@ -608,13 +610,13 @@ static int run(const struct opts *o)
 		}
 	}
 	cpu0 = cpu_now();
-	if (pthread_create(&ts, NULL, o->mode == MODE_BW ? bw_receiver :
-			   lat_side, &s)) {
+	if (pthread_create(&ts, NULL,
+			   o->mode == MODE_BW ? bw_receiver : lat_side, &s)) {
 		r = 1;
 		goto out;
 	}
-	if (pthread_create(&tc, NULL, o->mode == MODE_BW ? bw_sender :
-			   lat_side, &c)) {
+	if (pthread_create(&tc, NULL, o->mode == MODE_BW ? bw_sender : lat_side,
+			   &c)) {
 		shutdown(c.fd, SHUT_RDWR);
 		pthread_join(ts, NULL);
 		r = 1;
@@ -655,7 +657,8 @@ static int run(const struct opts *o)
 			       "\"cc\":\"%s\",\"cpu_s\":%.3f,\"cpu_s_per_gb\":%.4f}\n",
 			       o->size, o->depth, o->batch, sec,
 			       (unsigned long long)s.bytes, mbs, cc_c, cpu,
-			       s.all_bytes ? cpu / ((double)s.all_bytes / 1e9) : 0);
+			       s.all_bytes ? cpu / ((double)s.all_bytes / 1e9)
+					   : 0);
 		else
 			printf("%zu B: %.2f MB/sec (2^20 B/s), %.2f GB/s "
 			       "(1e9 B/s), %llu bytes in %.3f s\n",
@@ -669,8 +672,9 @@ static int run(const struct opts *o)
 		qsort(t, n, sizeof(*t), cmp_u64);
 		for (i = 0; i < n; i++)
 			sum += t[i];
-		med = (n % 2 ? (double)t[n / 2] :
-		       ((double)t[n / 2 - 1] + (double)t[n / 2]) / 2) / 1e3;
+		med = (n % 2 ? (double)t[n / 2]
+			     : ((double)t[n / 2 - 1] + (double)t[n / 2]) / 2) /
+		      1e3;
 		avg = (double)sum / (double)n / 1e3;
 		if (o->json)
 			printf("{\"tool\":\"tcp_raw\",\"mode\":\"latency\","
@@ -679,9 +683,10 @@ static int run(const struct opts *o)
 			       "\"rtt_median\":%.2f,\"rtt_avg\":%.2f,"
 			       "\"rtt_p99\":%.2f,\"half_rtt_median\":%.2f,"
 			       "\"unit\":\"usec\",\"cc\":\"%s\"}\n",
-			       !o->poll_uring ? "recv" : o->uring_ipi ?
-			       "uring-ipi" : "uring", o->size, n,
-			       (double)t[0] / 1e3, med, avg,
+			       !o->poll_uring ? "recv"
+			       : o->uring_ipi ? "uring-ipi"
+					      : "uring",
+			       o->size, n, (double)t[0] / 1e3, med, avg,
 			       (double)t[n * 99 / 100] / 1e3, med / 2, cc_c);
 		else
 			printf("%zu B: RTT median %.2f us, avg %.2f, min %.2f, "
@@ -738,10 +743,23 @@ static int parse_size(const char *s, size_t *out)
 	if (errno || end == s || v == 0)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end || v > ((unsigned long long)1 << 32))
 		return -1;
@@ -778,25 +796,30 @@ static int parse_secs(const char *s, double *out)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "lat-warmup", required_argument, NULL, 'W' },
-		{ "poll", required_argument, NULL, 'P' },
-		{ "cc", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "addr", required_argument, NULL, 'A' },
-		{ "netns-server", required_argument, NULL, 'S' },
-		{ "netns-client", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"size", required_argument, NULL, 's'},
+		{"duration", required_argument, NULL, 'D'},
+		{"warmup", required_argument, NULL, 'w'},
+		{"iters", required_argument, NULL, 'n'},
+		{"depth", required_argument, NULL, 'd'},
+		{"batch", required_argument, NULL, 'b'},
+		{"lat-warmup", required_argument, NULL, 'W'},
+		{"poll", required_argument, NULL, 'P'},
+		{"cc", required_argument, NULL, 'c'},
+		{"json", no_argument, NULL, 'j'},
+		{"addr", required_argument, NULL, 'A'},
+		{"netns-server", required_argument, NULL, 'S'},
+		{"netns-client", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {
-		.seconds = 2, .warmup = 0.25, .iters = 10000, .lat_warm = 200,
-		.depth = 2, .poll_uring = 1, .addr = "127.0.0.1",
+		.seconds = 2,
+		.warmup = 0.25,
+		.iters = 10000,
+		.lat_warm = 200,
+		.depth = 2,
+		.poll_uring = 1,
+		.addr = "127.0.0.1",
 	};
 	unsigned long v;
 	int ch;

@@ -458,21 +458,20 @@ static void cm_initiator_rx(struct cm_id *id, int rc)
 		 * responder side"): siw sends its Reply before it moves the
 		 * socket to its RDMA receive path, and an FPDU arriving in that
 		 * window (seen once under emulation, ~6 ms) stayed unread until
-		 * more data came; a ULP that sends one message and waits (rping)
-		 * then stalls. RFC 5044 §7.1 lets the initiator send its first
-		 * FPDU at any time after the Reply, so we wait |grace_ms|
-		 * before handing the stream to the datapath: the first FPDU
-		 * (or the RFC 6581 RTR) goes out after that, and ESTABLISHED
-		 * (hence the ULP's first post) comes with it. Nothing is sent
-		 * that the RFCs do not ask for. mpa_reply_grace_ms = 0
-		 * turns it off.
-		 * The window is siw's own work after its Reply, so it grows
-		 * with a slow peer (under emulation and load a Request took
-		 * 66 ms to answer, and an RTR 10 ms after the Reply reached
-		 * siw in peer_to_peer mode while it was still accepting: the
-		 * guest kernel hit BUG_ON in iw_cm's established handler). The
-		 * wait is therefore at least the time the peer took to
-		 * answer our Request, up to 1 s.
+		 * more data came; a ULP that sends one message and waits
+		 * (rping) then stalls. RFC 5044 §7.1 lets the initiator send
+		 * its first FPDU at any time after the Reply, so we wait
+		 * |grace_ms| before handing the stream to the datapath: the
+		 * first FPDU (or the RFC 6581 RTR) goes out after that, and
+		 * ESTABLISHED (hence the ULP's first post) comes with it.
+		 * Nothing is sent that the RFCs do not ask for.
+		 * mpa_reply_grace_ms = 0 turns it off. The window is siw's own
+		 * work after its Reply, so it grows with a slow peer (under
+		 * emulation and load a Request took 66 ms to answer, and an RTR
+		 * 10 ms after the Reply reached siw in peer_to_peer mode while
+		 * it was still accepting: the guest kernel hit BUG_ON in
+		 * iw_cm's established handler). The wait is therefore at least
+		 * the time the peer took to answer our Request, up to 1 s.
 		 */
 		id->state = CM_S_GRACE;
 		cm_timer_arm(id, cm_grace_ms(id));
@@ -952,11 +951,10 @@ int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
 	}
 	/* from the socket resolve_addr bound: the port reported since */
 	id->state = CM_S_CONNECTING;
-	err = engine_connect_fd(id->eng, id->sock,
-				(struct sockaddr *)&id->pub.dst_addr,
-				cm_addr_len(&id->pub.dst_addr),
-				a->mpa_rep_timeout_ms, cm_on_connected, id,
-				&id->creq);
+	err = engine_connect_fd(
+		id->eng, id->sock, (struct sockaddr *)&id->pub.dst_addr,
+		cm_addr_len(&id->pub.dst_addr), a->mpa_rep_timeout_ms,
+		cm_on_connected, id, &id->creq);
 	if (err) {
 		id->state = CM_S_ROUTE_RESOLVED;
 		goto err_mpa;

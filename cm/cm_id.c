@@ -612,10 +612,9 @@ IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *pub,
 	/* rdma_create_qp: INIT, remote access as the iWARP CM sets it */
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IWARP_QPS_INIT;
-	qa.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
-			     IWARP_ACCESS_REMOTE_WRITE |
-			     IWARP_ACCESS_REMOTE_READ |
-			     IWARP_ACCESS_REMOTE_ATOMIC;
+	qa.qp_access_flags =
+		IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
+		IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_ATOMIC;
 	err = iwarp_modify_qp(qp, &qa, IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS);
 	if (err) {
 		iwarp_destroy_qp(qp);

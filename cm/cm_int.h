@@ -42,7 +42,6 @@ struct io_tls_ctx;
 /* Largest private data an event carries (iwarp_conn_param's uint8 length). */
 #define CM_EVENT_PD_MAX 255
 
-
 /* How long an orderly close waits for the peer's FIN before resetting. */
 #define CM_LINGER_MS 2000
 
@@ -62,10 +61,10 @@ struct io_tls_ctx;
 
 /* A listener's counters (diagnostics and tests). */
 struct cm_listen_stats {
-	unsigned int pending;	   /* hidden children now */
-	unsigned int pending_max;  /* highest |pending| seen */
-	unsigned long refused;	   /* reset at once: CM_PENDING_MAX reached */
-	unsigned long accepted;	   /* TCP connections accepted (incl. refused) */
+	unsigned int pending;	  /* hidden children now */
+	unsigned int pending_max; /* highest |pending| seen */
+	unsigned long refused;	  /* reset at once: CM_PENDING_MAX reached */
+	unsigned long accepted;	  /* TCP connections accepted (incl. refused) */
 };
 
 struct cm_channel {
@@ -77,9 +76,9 @@ struct cm_channel {
 	/* INLINE progress: iwarp_cm_get_event runs the engines of the ids'
 	 * contexts outside the lock; cm_channel_del_id waits for those runs
 	 * (the id's context may be closed right after) */
-	unsigned int driving;	      /* get_event calls running engines */
-	unsigned int draining;	      /* del_id waiting: start no new run */
-	pthread_cond_t drove;	      /* |driving| dropped to 0 */
+	unsigned int driving;  /* get_event calls running engines */
+	unsigned int draining; /* del_id waiting: start no new run */
+	pthread_cond_t drove;  /* |driving| dropped to 0 */
 };
 
 /* Connection state of an id (engine thread). */
@@ -112,7 +111,7 @@ struct cm_id {
 					    (both channels' locks) */
 	bool default_ctx;		 /* holds a default-context reference */
 	struct engine *eng;
-	int grace_ms; /* initiator first-FPDU delay */
+	int grace_ms;	  /* initiator first-FPDU delay */
 	int resp_wait_ms; /* responder: first-FPDU wait before TX (0: none) */
 
 	/* ---- engine thread ---- */

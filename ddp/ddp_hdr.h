@@ -17,40 +17,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DDP_TAGGED_HDR_LEN 14   /* 2 control + 4 STag + 8 TO */
-#define DDP_UNTAGGED_HDR_LEN 18 /* 2 control + 4 RsvdULP + 4 QN + 4 MSN + 4 MO */
+#define DDP_TAGGED_HDR_LEN 14 /* 2 control + 4 STag + 8 TO */
+#define DDP_UNTAGGED_HDR_LEN                                                   \
+	18 /* 2 control + 4 RsvdULP + 4 QN + 4 MSN + 4 MO */
 
-#define DDP_CTRL_T 0x80
-#define DDP_CTRL_L 0x40
-#define DDP_CTRL_RSVD 0x3C
+#define DDP_CTRL_T	 0x80
+#define DDP_CTRL_L	 0x40
+#define DDP_CTRL_RSVD	 0x3C
 #define DDP_CTRL_DV_MASK 0x03
-#define DDP_VERSION 1 /* RFC 5041 §4.2 */
+#define DDP_VERSION	 1 /* RFC 5041 §4.2 */
 
-#define RDMAP_CTRL_RV_MASK 0xC0
-#define RDMAP_CTRL_RV_SHIFT 6
-#define RDMAP_CTRL_RSV_MASK 0x30
+#define RDMAP_CTRL_RV_MASK     0xC0
+#define RDMAP_CTRL_RV_SHIFT    6
+#define RDMAP_CTRL_RSV_MASK    0x30
 #define RDMAP_CTRL_OPCODE_MASK 0x0F
-#define RDMAP_VERSION 1 /* RFC 5040 §4.2 */
+#define RDMAP_VERSION	       1 /* RFC 5040 §4.2 */
 
 /* Queue numbers of RDMAP's untagged queues (RFC 5040 §5.1). */
-#define DDP_QN_SEND 0
+#define DDP_QN_SEND	    0
 #define DDP_QN_READ_REQUEST 1
-#define DDP_QN_TERMINATE 2
+#define DDP_QN_TERMINATE    2
 
 /* A decoded (or to-be-encoded) DDP header with its RDMAP control octet. */
 struct ddp_hdr {
-	bool tagged;        /* T */
-	bool last;          /* L */
-	uint8_t ddp_rsvd;   /* reserved bits of octet 0, already shifted: (o0 & 0x3C) >> 2 */
-	uint8_t dv;         /* DDP version */
-	uint8_t rv;         /* RDMAP version */
-	uint8_t rdmap_rsv;  /* reserved bits of octet 1, shifted: (o1 & 0x30) >> 4 */
-	uint8_t opcode;     /* RDMAP opcode */
+	bool tagged;	   /* T */
+	bool last;	   /* L */
+	uint8_t ddp_rsvd;  /* reserved bits of octet 0, already shifted: (o0 &
+			      0x3C) >> 2 */
+	uint8_t dv;	   /* DDP version */
+	uint8_t rv;	   /* RDMAP version */
+	uint8_t rdmap_rsv; /* reserved bits of octet 1, shifted: (o1 & 0x30) >>
+			      4 */
+	uint8_t opcode;	   /* RDMAP opcode */
 	/* tagged */
 	uint32_t stag;
 	uint64_t to;
 	/* untagged */
-	uint32_t rsvdulp;   /* Invalidate STag for Send with Invalidate, else 0 */
+	uint32_t rsvdulp; /* Invalidate STag for Send with Invalidate, else 0 */
 	uint32_t qn;
 	uint32_t msn;
 	uint32_t mo;
@@ -76,7 +79,6 @@ size_t ddp_hdr_encode(uint8_t *out, const struct ddp_hdr *h);
  * Does not validate versions or reserved bits: see ddp_hdr_check().
  */
 int ddp_hdr_decode(struct ddp_hdr *h, const uint8_t *buf, size_t len);
-
 
 /*
  * Checks the DDP fields of a decoded header |h| (RFC 5041 §4.2).

@@ -1,8 +1,8 @@
 /*
  * ddp/ddp_rx.h: DDP receive-side validation (RFC 5041 §5.3, §7).
  *
- * Untagged model: one context per queue (QN 0-2; 3, 4 for RFC 7306) holding the expected
- * MSN, the octets received so far of the message in progress (the next
+ * Untagged model: one context per queue (QN 0-2; 3, 4 for RFC 7306) holding the
+ * expected MSN, the octets received so far of the message in progress (the next
  * valid MO) and the buffer the caller posted for the next message.
  * Tagged model: STag validity is the MR table's decision (passed in as a
  * struct ddp_tagged_buf); DDP checks bounds and TO wrap and tracks the

@@ -7,8 +7,8 @@
  * bit 5 a large fpdu_max, bit 6 the first chunk through rx_prefill, bit 7
  * revoke region 0x100 part way); octet 1 seeds the chunk sizes, its bit 7
  * also turns the RFC 7306 extensions on (region 0x100 then allows remote
- * atomics too); the rest is the stream. Seeds select CRC off (the CRC field is then not checked,
- * RFC 5044 §6; fuzzing builds bypass CRC checks anyway).
+ * atomics too); the rest is the stream. Seeds select CRC off (the CRC field is
+ * then not checked, RFC 5044 §6; fuzzing builds bypass CRC checks anyway).
  *
  * Regions (STag: TO base, rights): 0x100: 0x100000 local+remote write
  * (Write target, Read Response sink), 0x200: 0x200000 remote read,
@@ -103,11 +103,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.rdmap_ext = (mode & 0x80) != 0;
 	if (!fk_create(&o, &cfg))
 		abort();
-	r = fk_region_add(&o, 0x100, 8192,
-			  IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
-				  (cfg.rdmap_ext ? IWARP_ACCESS_REMOTE_ATOMIC
-						 : 0),
-			  0);
+	r = fk_region_add(
+		&o, 0x100, 8192,
+		IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
+			(cfg.rdmap_ext ? IWARP_ACCESS_REMOTE_ATOMIC : 0),
+		0);
 	r->base = 0x100000;
 	r = fk_region_add(&o, 0x200, 8192, IWARP_ACCESS_REMOTE_READ, 0x22);
 	r->base = 0x200000;

@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n < 0)
 			break;
 		/* encode/decode round trip of what was decoded */
-		if (ddp_hdr_encode(enc, &h) != (size_t)n || ddp_hdr_decode(&h2, enc, (size_t)n) != n)
+		if (ddp_hdr_encode(enc, &h) != (size_t)n ||
+		    ddp_hdr_decode(&h2, enc, (size_t)n) != n)
 			abort();
 		(void)ddp_hdr_check(&h);
 		(void)rdmap_hdr_check(&h);
@@ -42,7 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		len = (uint32_t)(data[off] ^ data[off + 1]) * 16u;
 		if (h.tagged)
 			(void)ddp_rx_tagged(&rx, &h, len, &buf, &seg);
-		else if (ddp_rx_untagged(&rx, &h, len, &seg) == 0 && seg.complete)
+		else if (ddp_rx_untagged(&rx, &h, len, &seg) == 0 &&
+			 seg.complete)
 			(void)ddp_rx_post(&rx, h.qn, 1000);
 		(void)rdmap_rreq_msg_decode(&h2, &rr, data + off, size - off);
 		(void)rdmap_rreq_decode(&rr, data + off, size - off);

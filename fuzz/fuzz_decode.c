@@ -26,11 +26,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!d)
 		return 0;
 	dec_decoder_set_terminate_error(d, size & 1);
-	(void)dec_decoder_feed_dir(d, DEC_AB, next[0] - 1, DEC_TCP_SYN, NULL, 0);
-	(void)dec_decoder_feed_dir(d, DEC_BA, next[1] - 1, DEC_TCP_SYN | DEC_TCP_ACK, NULL, 0);
+	(void)dec_decoder_feed_dir(d, DEC_AB, next[0] - 1, DEC_TCP_SYN, NULL,
+				   0);
+	(void)dec_decoder_feed_dir(d, DEC_BA, next[1] - 1,
+				   DEC_TCP_SYN | DEC_TCP_ACK, NULL, 0);
 	while (off + 5 <= size) {
 		int dir = data[off] & 1;
-		uint8_t flags = (uint8_t)((data[off] >> 1) & (DEC_TCP_FIN | DEC_TCP_RST)) | DEC_TCP_ACK;
+		uint8_t flags = (uint8_t)((data[off] >> 1) &
+					  (DEC_TCP_FIN | DEC_TCP_RST)) |
+				DEC_TCP_ACK;
 		int16_t delta = (int16_t)iw_get_u16be(data + off + 1);
 		size_t len = iw_get_u16be(data + off + 3);
 		uint32_t seq;

@@ -45,7 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size--;
 	}
 	(void)mpa_neg_initiator_process(&p, data, size, &res);
-	if (mpa_neg_responder_process(&p, data, size, &res, &reply) >= 0 && reply.send)
-		(void)mpa_neg_reply_encode(&reply, (const uint8_t *)"x", 1, out, sizeof(out));
+	if (mpa_neg_responder_process(&p, data, size, &res, &reply) >= 0 &&
+	    reply.send)
+		(void)mpa_neg_reply_encode(&reply, (const uint8_t *)"x", 1, out,
+					   sizeof(out));
 	return 0;
 }

@@ -52,17 +52,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		chunk = 1 + (seed >> 16) % 700;
 		if (chunk > size - off)
 			chunk = size - off;
-		if ((seed & 0x300) == 0x300 && mpa_rx_get_state(&rx) == MPA_RX_GET_PAYLOAD) {
+		if ((seed & 0x300) == 0x300 &&
+		    mpa_rx_get_state(&rx) == MPA_RX_GET_PAYLOAD) {
 			/* direct placement: copy what a socket would land */
 			struct iovec iov[8];
-			int cnt = mpa_rx_payload_iov(&rx, dst, sizeof(dst), iov, 8);
+			int cnt = mpa_rx_payload_iov(&rx, dst, sizeof(dst), iov,
+						     8);
 			size_t fill = 0;
 			int i;
 
 			if (cnt < 0)
 				break;
 			for (i = 0; i < cnt && fill < chunk; i++) {
-				size_t k = iov[i].iov_len < chunk - fill ? iov[i].iov_len : chunk - fill;
+				size_t k = iov[i].iov_len < chunk - fill
+						   ? iov[i].iov_len
+						   : chunk - fill;
 
 				memcpy(iov[i].iov_base, data + off + fill, k);
 				fill += k;
@@ -80,9 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if ((size_t)n > chunk)
 			abort();
-		if (ev.type == MPA_RX_HEADER && (ev.hdr_len > MPA_RX_HDR_MAX || ev.hdr_len > ev.ulpdu_len + 2u))
+		if (ev.type == MPA_RX_HEADER &&
+		    (ev.hdr_len > MPA_RX_HDR_MAX ||
+		     ev.hdr_len > ev.ulpdu_len + 2u))
 			abort();
-		if (ev.type == MPA_RX_PAYLOAD && (ev.data < data + off || ev.data + ev.data_len > data + off + chunk))
+		if (ev.type == MPA_RX_PAYLOAD &&
+		    (ev.data < data + off ||
+		     ev.data + ev.data_len > data + off + chunk))
 			abort();
 		off += (size_t)n;
 	}

@@ -20,9 +20,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t out[RDMAP_TERM_MAX_LEN + 16];
 
 	if (rdmap_term_decode(&t, &h, data, size) == 0) {
-		(void)iwarp_term_strerror(t.cause.layer, t.cause.etype, t.cause.ecode);
-		(void)rdmap_term_cause_valid(t.cause.layer, t.cause.etype, t.cause.ecode);
-		if (!t.siw_nibble_swapped && rdmap_term_encode(out, sizeof(out), h.msn, &t) < 0)
+		(void)iwarp_term_strerror(t.cause.layer, t.cause.etype,
+					  t.cause.ecode);
+		(void)rdmap_term_cause_valid(t.cause.layer, t.cause.etype,
+					     t.cause.ecode);
+		if (!t.siw_nibble_swapped &&
+		    rdmap_term_encode(out, sizeof(out), h.msn, &t) < 0)
 			abort();
 	}
 	if (size >= 4)

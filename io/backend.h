@@ -34,11 +34,14 @@ struct io_backend_up {
 
 struct io_backend_ops {
 	const char *name;
-	/* Starts a receive into |iov|[0..cnt). Returns 0 or -errno (no completion then). */
+	/* Starts a receive into |iov|[0..cnt). Returns 0 or -errno (no
+	 * completion then). */
 	int (*recv)(struct io_backend *be, const struct iovec *iov, int cnt);
-	/* Starts a send of |iov|[0..cnt) (may complete partially). 0 or -errno. */
+	/* Starts a send of |iov|[0..cnt) (may complete partially). 0 or -errno.
+	 */
 	int (*send)(struct io_backend *be, const struct iovec *iov, int cnt);
-	/* Orderly end of our direction (TCP FIN) once no send is outstanding. */
+	/* Orderly end of our direction (TCP FIN) once no send is outstanding.
+	 */
 	int (*shutdown)(struct io_backend *be);
 	/* Makes outstanding ops complete soon. */
 	void (*cancel)(struct io_backend *be);

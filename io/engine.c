@@ -22,9 +22,10 @@
 #include "util/thread.h"
 
 #define ENGINE_RING_DEFAULT 256
-#define ENGINE_BUSY_MIN_NS 1000u /* the ADAPTIVE window never shrinks below */
+#define ENGINE_BUSY_MIN_NS  1000u /* the ADAPTIVE window never shrinks below */
 #ifndef ENGINE_YIELD_EVERY
-#define ENGINE_YIELD_EVERY 64u /* LATENCY: sched_yield once per this many empty polls */
+#define ENGINE_YIELD_EVERY                                                     \
+	64u /* LATENCY: sched_yield once per this many empty polls */
 #endif
 /* A gap this long between two of our empty polls means we were descheduled:
  * the cores are oversubscribed and spinning only delays the threads we wait
@@ -138,7 +139,8 @@ static void engine_ring_bell(struct engine *eng)
 	if (atomic_load(&eng->sleeping) && !atomic_exchange(&eng->rung, true)) {
 		ssize_t rc = write(eng->efd, &one, sizeof(one));
 
-		(void)rc; /* an eventfd write only fails on overflow: awake anyway */
+		(void)rc; /* an eventfd write only fails on overflow: awake
+			     anyway */
 	}
 }
 
@@ -520,7 +522,8 @@ static void *engine_thread_main(void *arg)
 		switch (eng->mode) {
 		case ENGINE_MODE_LATENCY:
 			/* Give the core away now and then: on a VM with few
-			 * cores, softirq threads and the peer must still run. */
+			 * cores, softirq threads and the peer must still run.
+			 */
 			if (++spins % ENGINE_YIELD_EVERY == 0)
 				sched_yield();
 			else
@@ -565,8 +568,9 @@ static void *engine_thread_main(void *arg)
 static int engine_probe(struct io_uring *ring)
 {
 	static const int need[] = {
-		IORING_OP_SENDMSG, IORING_OP_RECVMSG, IORING_OP_ACCEPT,
-		IORING_OP_CONNECT, IORING_OP_READ, IORING_OP_LINK_TIMEOUT,
+		IORING_OP_SENDMSG,	IORING_OP_RECVMSG,
+		IORING_OP_ACCEPT,	IORING_OP_CONNECT,
+		IORING_OP_READ,		IORING_OP_LINK_TIMEOUT,
 		IORING_OP_ASYNC_CANCEL,
 	};
 	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
@@ -728,7 +732,8 @@ static void engine_teardown(struct engine *eng)
 		o->abort(o);
 	}
 	for (i = 0; i < 1000 && (eng->work_head || atomic_load(&eng->work_in) ||
-				 eng->n_objs); i++) {
+				 eng->n_objs);
+	     i++) {
 		struct __kernel_timespec ts = {.tv_nsec = 1000000};
 		struct io_uring_cqe *cqe;
 

@@ -24,10 +24,11 @@ struct engine;
 
 /* How the engine waits for work. Same values as enum iwarp_progress_mode. */
 enum engine_mode {
-	ENGINE_MODE_ADAPTIVE = 0, /* thread: busy-poll an adaptive window, then sleep */
-	ENGINE_MODE_LATENCY = 1,  /* thread: always busy-poll (uses one core) */
-	ENGINE_MODE_CPU = 2,      /* thread: always sleep in the kernel when idle */
-	ENGINE_MODE_INLINE = 3,   /* no thread: engine_run_once() drives it */
+	ENGINE_MODE_ADAPTIVE =
+		0, /* thread: busy-poll an adaptive window, then sleep */
+	ENGINE_MODE_LATENCY = 1, /* thread: always busy-poll (uses one core) */
+	ENGINE_MODE_CPU = 2, /* thread: always sleep in the kernel when idle */
+	ENGINE_MODE_INLINE = 3, /* no thread: engine_run_once() drives it */
 };
 
 /* Default upper bound of the ADAPTIVE busy-poll window, in microseconds. */
@@ -35,9 +36,10 @@ enum engine_mode {
 
 struct engine_attr {
 	enum engine_mode mode;
-	uint32_t busy_poll_us;          /* ADAPTIVE window bound; 0 = default */
-	const char *congestion_control; /* TCP_CONGESTION for our sockets; NULL = system's */
-	uint32_t ring_entries;          /* SQ size; 0 = 256 */
+	uint32_t busy_poll_us;		/* ADAPTIVE window bound; 0 = default */
+	const char *congestion_control; /* TCP_CONGESTION for our sockets; NULL
+					   = system's */
+	uint32_t ring_entries;		/* SQ size; 0 = 256 */
 };
 
 /*
@@ -150,8 +152,8 @@ void engine_timer_unreserve(struct engine *eng, uint32_t n);
  * the next loop iteration). Re-arming an armed timer moves it.
  * Returns 0, or -ENOMEM (only when more timers are armed than reserved).
  */
-int engine_timer_start(struct engine *eng, struct engine_timer *t,
-		       uint64_t ms, void (*cb)(void *arg), void *arg);
+int engine_timer_start(struct engine *eng, struct engine_timer *t, uint64_t ms,
+		       void (*cb)(void *arg), void *arg);
 
 /* Disarms |t|; its callback will not run. No-op when not armed. */
 void engine_timer_cancel(struct engine *eng, struct engine_timer *t);

@@ -27,24 +27,24 @@ struct endpoint {
 	 * what it never used untouched */
 	struct iovec *rx_iov;
 	struct iovec *tx_iov;
-	bool rx_busy, tx_busy;       /* an op is in flight */
+	bool rx_busy, tx_busy;	     /* an op is in flight */
 	bool rx_pumping, tx_pumping; /* inside ep_rx_pump / ep_tx_pump */
 	bool rx_again, tx_again;     /* kicked while pumping */
 	bool shut_req, shut_sent;
-	bool dead;                   /* closed() delivered (or about to be) */
-	bool peer_eof;               /* the peer closed cleanly (FIN) */
-	bool closing;                /* ep_close() called */
-	bool closed_pending;         /* closed() waits for I/O in flight */
-	int fail_err;                /* what closed() reports */
-	unsigned int depth;          /* callbacks running */
-	void (*drained)(void *arg);  /* ep_close_then: runs at the free */
+	bool dead;		    /* closed() delivered (or about to be) */
+	bool peer_eof;		    /* the peer closed cleanly (FIN) */
+	bool closing;		    /* ep_close() called */
+	bool closed_pending;	    /* closed() waits for I/O in flight */
+	int fail_err;		    /* what closed() reports */
+	unsigned int depth;	    /* callbacks running */
+	void (*drained)(void *arg); /* ep_close_then: runs at the free */
 	void *drained_arg;
 
 	/* bytes handed over by ep_set_owner, delivered before new ones */
 	uint8_t *carry;
 	size_t carry_len, carry_off;
 
-	struct engine_work kick;     /* deferred start (create, set_owner) */
+	struct engine_work kick; /* deferred start (create, set_owner) */
 };
 
 static void ep_rx_pump(struct endpoint *ep);
@@ -157,7 +157,8 @@ static void ep_rx_pump(struct endpoint *ep)
 		for (i = 0, total = 0; i < cnt; i++)
 			total += ep->rx_iov[i].iov_len;
 		if (!total)
-			continue; /* no room: a 0-byte receive would read as EOF */
+			continue; /* no room: a 0-byte receive would read as EOF
+				   */
 		rc = ep->be->ops->recv(ep->be, ep->rx_iov, cnt);
 		if (rc < 0) {
 			ep->rx_pumping = false;
@@ -348,8 +349,7 @@ void ep_shutdown(struct endpoint *ep)
 	ep_tx_pump(ep);
 }
 
-void ep_close_then(struct endpoint *ep, void (*drained)(void *arg),
-		   void *arg)
+void ep_close_then(struct endpoint *ep, void (*drained)(void *arg), void *arg)
 {
 	ep->drained = drained;
 	ep->drained_arg = arg;

@@ -90,8 +90,7 @@ void ep_close(struct endpoint *ep);
  * cancelled io_uring operation completes asynchronously). |drained| may
  * run inside this call. Engine thread.
  */
-void ep_close_then(struct endpoint *ep, void (*drained)(void *arg),
-		   void *arg);
+void ep_close_then(struct endpoint *ep, void (*drained)(void *arg), void *arg);
 
 /*
  * Makes the receive in flight (if any) end soon; the owner gets rx_done

@@ -29,7 +29,7 @@ struct fault_be {
 	bool tx_cut_done;
 	bool rx_stalled; /* a recv is held at stall_rx_after */
 	bool dying;
-	bool in_work; /* inside fault_work: destroy must not free */
+	bool in_work;		 /* inside fault_work: destroy must not free */
 	struct engine_work work; /* delivers injected completions */
 };
 
@@ -115,7 +115,8 @@ static void fault_rx_complete(void *up, ssize_t res)
 
 			for (i = 0; i < f->rx_cnt; i++) {
 				if (skip < f->rx_iov[i].iov_len) {
-					((uint8_t *)f->rx_iov[i].iov_base)[skip] ^=
+					((uint8_t *)f->rx_iov[i]
+						 .iov_base)[skip] ^=
 						f->cfg.flip_mask;
 					break;
 				}
@@ -135,7 +136,8 @@ static void fault_tx_complete(void *up, ssize_t res)
 		f->tx_off += (uint64_t)res;
 		if (f->tx_off >= f->cfg.cut_tx_after && !f->tx_cut_done) {
 			f->tx_cut_done = true;
-			f->inner->ops->shutdown(f->inner); /* the peer sees EOF */
+			f->inner->ops->shutdown(
+				f->inner); /* the peer sees EOF */
 		}
 	}
 	f->be.up.tx_complete(f->be.up.up, res);

@@ -66,12 +66,12 @@ struct listener {
 	void *arg;
 	struct engine_op op;
 	struct engine_work start;
-	bool armed;     /* an accept is in flight */
+	bool armed;	/* an accept is in flight */
 	bool multishot; /* the kernel has multishot accept */
 	bool closing;
-	bool failed;    /* a fatal accept error was reported */
-	bool in_cb;     /* inside on_accept: close must not free */
-	bool waiting;   /* backing off: |retry| re-arms */
+	bool failed;  /* a fatal accept error was reported */
+	bool in_cb;   /* inside on_accept: close must not free */
+	bool waiting; /* backing off: |retry| re-arms */
 	unsigned int backoff_ms;
 	struct engine_timer retry;
 };
@@ -393,8 +393,8 @@ static void conn_start(void *arg)
 		t = engine_sqe(c->eng);
 		if (t) {
 			c->ts.tv_sec = c->timeout_ms / 1000;
-			c->ts.tv_nsec = (long long)(c->timeout_ms % 1000) *
-					1000000;
+			c->ts.tv_nsec =
+				(long long)(c->timeout_ms % 1000) * 1000000;
 			io_uring_prep_link_timeout(t, &c->ts, 0);
 			io_uring_sqe_set_data(t, NULL);
 		} else {

@@ -21,8 +21,8 @@
 struct pipe_dir {
 	uint8_t *buf;
 	size_t cap, head, len; /* bytes [head, head + len) mod cap */
-	bool fin;              /* the writer shut down: EOF after the data */
-	bool reset;            /* the writer aborted: -ECONNRESET */
+	bool fin;	       /* the writer shut down: EOF after the data */
+	bool reset;	       /* the writer aborted: -ECONNRESET */
 };
 
 struct pipe_shared;

@@ -24,9 +24,11 @@ struct sock_be {
 	struct engine_op rx_op, tx_op;
 	struct msghdr rx_msg, tx_msg;
 	bool rx_busy, tx_busy;
-	bool dying; /* destroy() ran while ops were in flight: free at the end */
+	bool dying; /* destroy() ran while ops were in flight: free at the end
+		     */
 #if IW_TSAN
-	char *tsan_wire; /* this connection's sync address, see sock_tsan_wire */
+	char *tsan_wire; /* this connection's sync address, see sock_tsan_wire
+			  */
 #endif
 };
 

@@ -27,18 +27,27 @@ int io_pipe_create(struct engine *eng, size_t cap_ab, size_t cap_ba,
 
 /* What io_fault_wrap injects. io_fault_cfg_init() = nothing. */
 struct io_fault_cfg {
-	uint64_t seed;          /* PRNG seed for short reads/writes */
-	int short_rx;           /* each recv gets a random prefix (>= 1 byte) of its iovecs */
-	int short_tx;           /* each send offers a random prefix (>= 1 byte) */
-	uint64_t fail_rx_nth;   /* the Nth recv (1-based) completes with fail_err */
-	uint64_t fail_tx_nth;   /* the Nth send (1-based) completes with fail_err */
-	int fail_err;           /* -errno for fail_*_nth; default -EIO */
-	uint64_t flip_rx_off;   /* XOR flip_mask into the received byte at this stream offset */
-	uint8_t flip_mask;      /* default 0x01 */
-	uint64_t cut_rx_after;  /* after this many received bytes, recv completes with cut_err */
-	uint64_t cut_tx_after;  /* after this many sent bytes: FIN to the peer, sends fail */
-	int cut_err;            /* recv result after the cut: 0 = EOF or -errno; default -ECONNRESET */
-	uint64_t stall_rx_after; /* after this many received bytes, recv never completes until cancel (-ECANCELED): a peer that stopped reading */
+	uint64_t seed; /* PRNG seed for short reads/writes */
+	int short_rx;  /* each recv gets a random prefix (>= 1 byte) of its
+			  iovecs */
+	int short_tx;  /* each send offers a random prefix (>= 1 byte) */
+	uint64_t fail_rx_nth;  /* the Nth recv (1-based) completes with fail_err
+				*/
+	uint64_t fail_tx_nth;  /* the Nth send (1-based) completes with fail_err
+				*/
+	int fail_err;	       /* -errno for fail_*_nth; default -EIO */
+	uint64_t flip_rx_off;  /* XOR flip_mask into the received byte at this
+				  stream offset */
+	uint8_t flip_mask;     /* default 0x01 */
+	uint64_t cut_rx_after; /* after this many received bytes, recv completes
+				  with cut_err */
+	uint64_t cut_tx_after; /* after this many sent bytes: FIN to the peer,
+				  sends fail */
+	int cut_err; /* recv result after the cut: 0 = EOF or -errno; default
+			-ECONNRESET */
+	uint64_t stall_rx_after; /* after this many received bytes, recv never
+				    completes until cancel (-ECANCELED): a peer
+				    that stopped reading */
 };
 
 /* Fills |cfg| with "inject nothing" (offsets and counts IO_FAULT_NEVER). */

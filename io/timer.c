@@ -110,12 +110,12 @@ int engine_timer_reserve(struct engine *eng, uint32_t n)
 
 void engine_timer_unreserve(struct engine *eng, uint32_t n)
 {
-	eng->timers_reserved -= n < eng->timers_reserved ?
-					n : eng->timers_reserved;
+	eng->timers_reserved -=
+		n < eng->timers_reserved ? n : eng->timers_reserved;
 }
 
-int engine_timer_start(struct engine *eng, struct engine_timer *t,
-		       uint64_t ms, void (*cb)(void *arg), void *arg)
+int engine_timer_start(struct engine *eng, struct engine_timer *t, uint64_t ms,
+		       void (*cb)(void *arg), void *arg)
 {
 	engine_timer_cancel(eng, t);
 	if (eng->n_timers == eng->heap_cap &&

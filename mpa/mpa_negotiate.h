@@ -60,15 +60,15 @@ enum mpa_crc_policy {
 struct mpa_neg_params {
 	uint8_t rev; /* 1 or 2 (2 = RFC 6581 enhanced) */
 	enum mpa_crc_policy crc;
-	bool markers_rx;  /* our M bit: peer inserts markers to us */
-	bool p2p;	  /* initiator: ask for RFC 6581 P2P (A) */
+	bool markers_rx;   /* our M bit: peer inserts markers to us */
+	bool p2p;	   /* initiator: ask for RFC 6581 P2P (A) */
 	bool p2p_optional; /* initiator: a Reply without A is client-server */
-	uint8_t rtr_mask; /* set of enum mpa_rtr offered/acceptable */
-	uint16_t ird;	  /* inbound RDMA Read capacity, <= 128 */
-	uint16_t ord;	  /* outbound RDMA Reads, <= 128 */
-	uint16_t max_pd;  /* max PD_Length accepted, <= 512 */
-	bool strict_ird;  /* refuse instead of clamping IRD/ORD */
-	bool rdmap_ext;	  /* offer/accept the RFC 7306 extensions */
+	uint8_t rtr_mask;  /* set of enum mpa_rtr offered/acceptable */
+	uint16_t ird;	   /* inbound RDMA Read capacity, <= 128 */
+	uint16_t ord;	   /* outbound RDMA Reads, <= 128 */
+	uint16_t max_pd;   /* max PD_Length accepted, <= 512 */
+	bool strict_ird;   /* refuse instead of clamping IRD/ORD */
+	bool rdmap_ext;	   /* offer/accept the RFC 7306 extensions */
 };
 
 /* Outcome of a successful negotiation. */

@@ -45,8 +45,8 @@
 /* libiwarp's offer of the RFC 7306 RDMAP extensions: a reserved bit that
  * RFC 5044 §7.1 peers send as zero and ignore (docs/rdmap-ext.md) */
 #define MPA_RR_FLAG_RDMAP_EXT 0x01
-#define MPA_RR_RSVD_MASK     0x1F /* reserved bits of a rev 0/1 frame */
-#define MPA_RR_RSVD_MASK_V2  0x0F /* reserved bits of a rev 2 frame */
+#define MPA_RR_RSVD_MASK      0x1F /* reserved bits of a rev 0/1 frame */
+#define MPA_RR_RSVD_MASK_V2   0x0F /* reserved bits of a rev 2 frame */
 
 #define MPA_REV_0 0 /* pre-RFC (Ammasso); accepted like rev 1 */
 #define MPA_REV_1 1 /* RFC 5044 */

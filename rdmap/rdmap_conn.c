@@ -393,7 +393,8 @@ void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state)
 			c->state = RDMAP_CONN_CLOSED;
 			if (c->ops->shutdown)
 				c->ops->shutdown(c->owner);
-			/* closed while still bound: after detach only mem_put */
+			/* closed while still bound: after detach only mem_put
+			 */
 			c->ops->closed(c->owner, 0, NULL);
 			rdmap_conn_detach(c);
 			return;

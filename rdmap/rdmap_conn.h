@@ -101,7 +101,7 @@
 /* iovecs of the framed FPDUs, shared by the slots as a ring: each FPDU
  * takes what it needs (markers add two per 512 octets, RFC 5044 §5), so
  * a full-size FPDU with markers fits as well as 128 without */
-#define RDMAP_CONN_TX_IOVS (RDMAP_CONN_TX_SLOTS * RDMAP_CONN_SLOT_IOV)
+#define RDMAP_CONN_TX_IOVS	(RDMAP_CONN_TX_SLOTS * RDMAP_CONN_SLOT_IOV)
 #define RDMAP_CONN_FPDU_DEFAULT 1448u /* fpdu_max 0 and no MSS known */
 #define RDMAP_CONN_RESP_BURST                                                  \
 	16u /* Read Response FPDUs before the SQ gets a turn */
@@ -233,8 +233,8 @@ enum rdmap_conn_state {
 struct rdmap_slot {
 	struct mpa_tx_scratch s;	 /* length field, markers, pad, CRC */
 	uint8_t ulp[RDMAP_TERM_MAX_LEN]; /* DDP/RDMAP header (Terminate: all) */
-	uint8_t inl[RDMAP_MAX_INLINE];   /* inline payload of this FPDU */
-	struct iovec *iov; /* into rdmap_conn.iovs */
+	uint8_t inl[RDMAP_MAX_INLINE];	 /* inline payload of this FPDU */
+	struct iovec *iov;		 /* into rdmap_conn.iovs */
 	uint32_t niov;
 	uint32_t iov_mark;  /* rdmap_conn.iov_tail before this FPDU */
 	uint32_t iov_units; /* ring units it holds (niov + skipped end) */
@@ -295,9 +295,9 @@ struct rdmap_rx_cur {
 	struct ddp_hdr h;
 	uint8_t hdr[RDMAP_CONN_HDR_MAX]; /* raw header octets (for TERMINATE) */
 	size_t hdr_len;
-	struct ddp_rx_seg seg; /* where it goes, whether it completes */
-	struct rdmap_mem dst;  /* tagged: first payload octet's target */
-	struct rdmap_rreq rr;  /* RXK_RREQ */
+	struct ddp_rx_seg seg;	      /* where it goes, whether it completes */
+	struct rdmap_mem dst;	      /* tagged: first payload octet's target */
+	struct rdmap_rreq rr;	      /* RXK_RREQ */
 	struct rdmap_atomic_req ar;   /* RXK_AREQ */
 	struct rdmap_atomic_resp are; /* RXK_ARESP */
 	enum iwarp_wc_status rqe_status; /* status for the RQE on error */
@@ -345,10 +345,10 @@ struct rdmap_conn {
 	const struct rdmap_wqe *sq_w; /* the WQE in progress (in the owner's
 				      ring until it completes) */
 	struct ddp_seg_iter sq_it;
-	uint32_t sq_sent; /* WQEs before this are handed to TCP */
-	bool sq_imm;	  /* the message in progress is Immediate Data */
+	uint32_t sq_sent;   /* WQEs before this are handed to TCP */
+	bool sq_imm;	    /* the message in progress is Immediate Data */
 	uint32_t atomic_id; /* last Atomic Request Identifier used */
-	bool loc_err;	  /* a WQE failed a local check */
+	bool loc_err;	    /* a WQE failed a local check */
 	uint32_t loc_err_idx;
 	enum iwarp_wc_status loc_err_status;
 	/* the Read Response in progress */
@@ -363,13 +363,13 @@ struct rdmap_conn {
 	/* ---- receive ---- */
 	struct mpa_rx mrx;
 	struct ddp_rx drx;
-	uint8_t *rxbuf;	 /* RDMAP_CONN_RX_BUF */
-	bool dp_active;	 /* last rx_iov was a direct placement */
-	size_t dp_len;	 /* its placement octets (a bulk tail follows) */
-	uint32_t rx_big; /* credit: large FPDUs seen lately */
-	size_t rx_req;	 /* octets the last rx_iov set asked for */
-	bool rx_behind;	 /* it was filled: read the whole buffer */
-	bool first_rx;	 /* an FPDU was received */
+	uint8_t *rxbuf;	     /* RDMAP_CONN_RX_BUF */
+	bool dp_active;	     /* last rx_iov was a direct placement */
+	size_t dp_len;	     /* its placement octets (a bulk tail follows) */
+	uint32_t rx_big;     /* credit: large FPDUs seen lately */
+	size_t rx_req;	     /* octets the last rx_iov set asked for */
+	bool rx_behind;	     /* it was filled: read the whole buffer */
+	bool first_rx;	     /* an FPDU was received */
 	bool rx_after_write; /* the last inbound message was an RDMA Write */
 	struct rdmap_rx_cur cur;
 	bool have_rqe; /* a receive WQE bound to the Send in progress */

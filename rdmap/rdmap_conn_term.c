@@ -128,7 +128,8 @@ void conn_term_received(struct rdmap_conn *c, const struct rdmap_term *t)
 	if (t->d && !(t->ddp_hdr[0] & DDP_CTRL_T) &&
 	    (t->ddp_hdr[1] & RDMAP_CTRL_OPCODE_MASK) != RDMAP_OP_READ_REQUEST &&
 	    (t->ddp_hdr[1] & RDMAP_CTRL_OPCODE_MASK) != RDMAP_OP_ATOMIC_REQUEST)
-		reads = false; /* an RFC 7306 Atomic Request holds an ORQ slot too */
+		reads = false; /* an RFC 7306 Atomic Request holds an ORQ slot
+				  too */
 	for (i = c->orq_head; reads && i != c->orq_tail; i++) {
 		if (c->orq[i & (c->orq_size - 1)].in_sq) {
 			o = &c->orq[i & (c->orq_size - 1)];

@@ -51,9 +51,8 @@ static size_t conn_mulpdu(const struct rdmap_conn *c)
 /* Most iovecs one FPDU can need (the header and RDMAP_MAX_SGE pieces). */
 static uint32_t conn_fpdu_iov_max(const struct rdmap_conn *c)
 {
-	return (uint32_t)MPA_TX_IOV_MAX(RDMAP_MAX_SGE + 1u,
-					c->mtx.markers ? MPA_MAX_FPDU_MARKERS
-						       : 0u);
+	return (uint32_t)MPA_TX_IOV_MAX(
+		RDMAP_MAX_SGE + 1u, c->mtx.markers ? MPA_MAX_FPDU_MARKERS : 0u);
 }
 
 /* The ring has room for |fpdus| more FPDUs of the largest kind, each
@@ -71,8 +70,8 @@ static void conn_iov_take(struct rdmap_conn *c, struct rdmap_slot *sl,
 			  uint32_t k)
 {
 	uint32_t off = c->iov_tail % RDMAP_CONN_TX_IOVS;
-	uint32_t skip = off + k > RDMAP_CONN_TX_IOVS ? RDMAP_CONN_TX_IOVS - off
-						     : 0u;
+	uint32_t skip =
+		off + k > RDMAP_CONN_TX_IOVS ? RDMAP_CONN_TX_IOVS - off : 0u;
 
 	sl->iov_mark = c->iov_tail;
 	sl->iov = &c->iovs[skip ? 0u : off];
@@ -101,8 +100,8 @@ static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 			ul[n++] = pay[i];
 	sl->pos = c->mtx.pos;
 	conn_iov_take(c, sl, conn_fpdu_iov_max(c));
-	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov,
-			  conn_fpdu_iov_max(c), &cnt);
+	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov, conn_fpdu_iov_max(c),
+			  &cnt);
 	if (rc <= 0)
 		return NULL;
 	sl->niov = (uint32_t)cnt;
@@ -370,7 +369,6 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 	}
 	return true;
 }
-
 
 /*
  * Whether WQE |idx| (a Read or an atomic: it takes an ORD credit and its

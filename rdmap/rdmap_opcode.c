@@ -57,8 +57,8 @@ const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OPCODE_COUNT] = {
 	 * (requests) and QN 4 (responses) */
 	[RDMAP_OP_IMM_DATA] =
 		EXT("Immediate Data", DDP_QN_SEND, RDMAP_IMM_LEN, false),
-	[RDMAP_OP_IMM_DATA_SE] = EXT("Immediate Data with SE", DDP_QN_SEND,
-				     RDMAP_IMM_LEN, true),
+	[RDMAP_OP_IMM_DATA_SE] =
+		EXT("Immediate Data with SE", DDP_QN_SEND, RDMAP_IMM_LEN, true),
 	[RDMAP_OP_ATOMIC_REQUEST] =
 		EXT("Atomic Request", RDMAP_QN_ATOMIC_REQUEST,
 		    RDMAP_ATOMIC_REQ_LEN, false),
@@ -116,8 +116,8 @@ size_t rdmap_hdr_len(const uint8_t *first2, uint16_t ulpdu_len)
 	if (ulpdu_len < 2)
 		return ulpdu_len;
 	if (first2[0] & DDP_CTRL_T)
-		return DDP_TAGGED_HDR_LEN < ulpdu_len ? DDP_TAGGED_HDR_LEN :
-							 ulpdu_len;
+		return DDP_TAGGED_HDR_LEN < ulpdu_len ? DDP_TAGGED_HDR_LEN
+						      : ulpdu_len;
 	op = rdmap_opcode_get(first2[1]);
 	need = DDP_UNTAGGED_HDR_LEN + (op->tagged ? 0u : op->hdr_len);
 	return need < ulpdu_len ? need : ulpdu_len;

@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(build-essential autoconf automake libtool pkg-config
       liburing-dev libisal-dev check libsubunit-dev libpcap-dev
-      clang libclang-rt-14-dev tshark iproute2 python3
+      clang libclang-rt-14-dev clang-format tshark iproute2 python3
       gnuplot-nox nftables
       libssl-dev openssl  # opt-in TLS (io/tls.c); openssl: test certificates
       abigail-tools debhelper lintian  # ABI check; Debian packages (make check-deb)

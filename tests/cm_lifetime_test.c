@@ -35,7 +35,7 @@
 #include "testutil.h"
 #include "util/mem.h"
 
-#define WAIT_MS 20000 /* upper bound of any wait (a hang fails the test) */
+#define WAIT_MS	    20000 /* upper bound of any wait (a hang fails the test) */
 #define RACE_ROUNDS 200
 
 static void attr_race(struct iwarp_context_attr *a)
@@ -120,10 +120,10 @@ static struct iwarp_cm_id *take_request(struct cmt_side *srv)
 
 /* How an id and its QP are destroyed. */
 enum how {
-	HOW_CM_QP,     /* iwarp_cm_destroy_qp, iwarp_cm_destroy_id */
-	HOW_QP_ID,     /* iwarp_destroy_qp, then iwarp_cm_destroy_id */
-	HOW_ID_QP,     /* iwarp_cm_destroy_id, then iwarp_destroy_qp */
-	HOW_ID_ONLY,   /* iwarp_cm_destroy_id only; the QP at the end */
+	HOW_CM_QP,   /* iwarp_cm_destroy_qp, iwarp_cm_destroy_id */
+	HOW_QP_ID,   /* iwarp_destroy_qp, then iwarp_cm_destroy_id */
+	HOW_ID_QP,   /* iwarp_cm_destroy_id, then iwarp_destroy_qp */
+	HOW_ID_ONLY, /* iwarp_cm_destroy_id only; the QP at the end */
 	HOW_N,
 };
 
@@ -311,8 +311,7 @@ START_TEST(test_destroy_initiator_mid_handshake)
 			c = ev->id;
 			ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 			cmt_qp_attr(&srv, &qa, 4);
-			ck_assert_int_eq(iwarp_cm_create_qp(c, srv.pd, &qa),
-					 0);
+			ck_assert_int_eq(iwarp_cm_create_qp(c, srv.pd, &qa), 0);
 			iwarp_cm_accept(c, NULL); /* may fail: peer gone */
 			destroy_how(c, HOW_QP_ID);
 		}
@@ -433,9 +432,9 @@ START_TEST(test_inline_get_event_vs_destroy)
 			ctx = iwarp_open_context(&a);
 			ck_assert_ptr_nonnull(ctx);
 		}
-		ck_assert_int_eq(iwarp_cm_create_id(p.ch, ctx, &id, NULL,
-						    IWARP_PS_TCP),
-				 0);
+		ck_assert_int_eq(
+			iwarp_cm_create_id(p.ch, ctx, &id, NULL, IWARP_PS_TCP),
+			0);
 		ck_assert_int_eq(iwarp_query_context(id->verbs, &a), 0);
 		ck_assert_int_eq(a.progress, IWARP_PROGRESS_INLINE);
 		/* let the poller pick the id's context up */
@@ -509,7 +508,8 @@ static struct cm_listen_stats wait_accepted(struct iwarp_cm_id *l,
 }
 
 /* A normal client connects to |port| and is accepted: both ESTABLISHED. */
-static void normal_client(struct cmt_side *srv, struct cmt_side *cli, uint16_t port)
+static void normal_client(struct cmt_side *srv, struct cmt_side *cli,
+			  uint16_t port)
 {
 	struct iwarp_cm_id *c, *child;
 

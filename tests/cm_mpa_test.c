@@ -730,7 +730,7 @@ START_TEST(test_term_llp_encode)
 	static const uint8_t v[] = "123456789";
 	/* bare Terminate: 28 octets on the wire (docs/interop-notes.md §6.7) */
 	static const uint8_t rtr07[28] = {
-		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0,
+		0x00, 0x16, 0x41, 0x47, 0, 0, 0,    0,	  0, 0, 0, 2, 0, 0,
 		0,    1,    0,	  0,	0, 0, 0x20, 0x07, 0, 0, 0, 0, 0, 0,
 	};
 	uint8_t out[64], want[64];
@@ -744,13 +744,14 @@ START_TEST(test_term_llp_encode)
 	for (i = 1; i <= 7; i++)
 		for (crc = 0; crc < 2; crc++)
 			for (mk = 0; mk < 2; mk++) {
-				wn = iw_test_llp_term(want, (uint8_t)i, crc, mk);
+				wn = iw_test_llp_term(want, (uint8_t)i, crc,
+						      mk);
 				ck_assert_uint_eq(wn, mk ? 32 : 28);
 				memset(out, 0xee, sizeof(out));
-				ck_assert_int_eq(cm_term_llp_encode(
-							 out, sizeof(out),
-							 (uint8_t)i, crc, mk),
-						 (int)wn);
+				ck_assert_int_eq(
+					cm_term_llp_encode(out, sizeof(out),
+							   (uint8_t)i, crc, mk),
+					(int)wn);
 				ck_assert_mem_eq(out, want, wn);
 				ck_assert_uint_eq(out[wn], 0xee);
 			}
@@ -759,8 +760,7 @@ START_TEST(test_term_llp_encode)
 			 -EINVAL);
 	ck_assert_int_eq(cm_term_llp_encode(out, sizeof(out), 8, false, false),
 			 -EINVAL);
-	ck_assert_int_eq(cm_term_llp_encode(out, 27, 7, false, false),
-			 -ENOSPC);
+	ck_assert_int_eq(cm_term_llp_encode(out, 27, 7, false, false), -ENOSPC);
 	ck_assert_int_eq(cm_term_llp_encode(out, 31, 7, false, true), -ENOSPC);
 }
 END_TEST
@@ -827,8 +827,7 @@ START_TEST(test_initiator_reply_term)
 	/* P2P asked with Write only; the Reply picks Read: 0x07 */
 	t.f.p.p2p = true;
 	t.f.p.rtr_mask = MPA_RTR_WRITE;
-	n = build_reply(in, sizeof(in), false, false, 4, 4, true,
-			MPA_RTR_READ);
+	n = build_reply(in, sizeof(in), false, false, 4, 4, true, MPA_RTR_READ);
 	t.f.expect_rc = IWARP_ERR_MPA_RTR;
 	t.want_ecode = IWARP_LLP_ECODE_NO_MATCHING_RTR;
 	iw_test_feed_splits(&tc_ops, &t, in, n);
@@ -1076,8 +1075,7 @@ START_TEST(test_responder_rtr_check)
 	rtr_case(&r, MPA_RTR_WRITE, in, 56, IWARP_ERR_MPA_RTR, 8);
 
 	/* no RTR negotiated */
-	ck_assert_int_eq(cm_mpa_init(&r.m, CM_MPA_RESPONDER, &r.m.params, 0,
-				     0),
+	ck_assert_int_eq(cm_mpa_init(&r.m, CM_MPA_RESPONDER, &r.m.params, 0, 0),
 			 0);
 	ck_assert_int_eq(cm_mpa_rtr_check(&r.m), -EINVAL);
 }

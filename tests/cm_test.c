@@ -539,7 +539,8 @@ START_TEST(test_reject_with_private_data)
 	ck_assert_uint_eq(ev->param.conn.initiator_depth, 3);
 	ck_assert_ptr_eq(child->verbs, srv.ctx);
 	ck_assert_uint_eq(cmt_sa_port(&child->src_addr), port);
-	ck_assert_uint_eq(cmt_sa_port(&child->dst_addr), cmt_sa_port(&c->src_addr));
+	ck_assert_uint_eq(cmt_sa_port(&child->dst_addr),
+			  cmt_sa_port(&c->src_addr));
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	ck_assert_int_eq(iwarp_cm_reject(child, "full", 4), 0);
 
@@ -796,7 +797,8 @@ static void connect_pair(struct cmt_side *srv, struct cmt_side *cli,
 }
 
 /* A Send from client to server over the established pair. */
-static void send_one(struct cmt_side *srv, struct cmt_side *cli, struct conn_pair *p)
+static void send_one(struct cmt_side *srv, struct cmt_side *cli,
+		     struct conn_pair *p)
 {
 	static char sbuf[64], rbuf[64];
 	struct iwarp_mr *smr, *rmr;
@@ -1263,8 +1265,8 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 	/* 1-octet Send: ULPDU 19, pad 3, 28 octets
 	 * (docs/interop-notes.md §6.7) */
 	static const uint8_t send1[28] = {
-		0x00, 0x13, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-		0,    1,    0,	  0,	0, 0, 'x',
+		0x00, 0x13, 0x41, 0x43, 0, 0, 0, 0, 0, 0,   0,
+		0,    0,    0,	  0,	1, 0, 0, 0, 0, 'x',
 	};
 	/* zero-length Read Request (RFC 5040 §4.4), CRC field not checked
 	 * by the CM */
@@ -1295,7 +1297,8 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 		wn = iw_test_llp_term(want, 0x07, false, true);
 		break;
 	case 3:
-		iw_test_llp_term(term, 0x01, false, false); /* stream lost, say */
+		iw_test_llp_term(term, 0x01, false,
+				 false); /* stream lost, say */
 		first = term;
 		first_len = sizeof(term);
 		status = -ECONNABORTED;
@@ -1309,8 +1312,8 @@ START_TEST(test_p2p_responder_rtr_mismatch)
 	raw_read_all(fd, rep, sizeof(rep));
 	ck_assert(!memcmp(rep, "MPA ID Rep Frame", 16));
 	ck_assert_uint_eq(rep[16] & 0x40, req[16] & 0x40); /* C echoed */
-	ck_assert_uint_eq(rep[20] & 0x80, 0x80);	    /* A */
-	ck_assert_uint_eq(rep[22] & 0xc0, 0x80);	    /* Write chosen */
+	ck_assert_uint_eq(rep[20] & 0x80, 0x80);	   /* A */
+	ck_assert_uint_eq(rep[22] & 0xc0, 0x80);	   /* Write chosen */
 	/* no ESTABLISHED before the RTR: CONNECT_ERROR must be next */
 
 	ck_assert_int_eq(send(fd, first, first_len, 0), (ssize_t)first_len);

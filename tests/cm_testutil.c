@@ -42,8 +42,7 @@ bool cmt_ch_ready(struct iwarp_event_channel *ch, int ms)
 }
 
 struct iwarp_cm_event *cmt_expect_ev(struct iwarp_event_channel *ch,
-				     enum iwarp_cm_event_type type,
-				     int wait_ms)
+				     enum iwarp_cm_event_type type, int wait_ms)
 {
 	struct iwarp_cm_event *ev;
 
@@ -76,8 +75,7 @@ void cmt_qp_attr(const struct cmt_side *s, struct iwarp_qp_init_attr *qa,
 	qa->cap.max_recv_sge = 1;
 }
 
-struct iwarp_cm_id *cmt_listen(struct cmt_side *s, int backlog,
-			       uint16_t *port)
+struct iwarp_cm_id *cmt_listen(struct cmt_side *s, int backlog, uint16_t *port)
 {
 	struct sockaddr_storage ss;
 	struct iwarp_cm_id *l;
@@ -106,8 +104,7 @@ struct iwarp_cm_id *cmt_resolving(struct cmt_side *s, uint16_t port)
 	return c;
 }
 
-struct iwarp_cm_id *cmt_resolved(struct cmt_side *s, uint16_t port,
-				 int wait_ms)
+struct iwarp_cm_id *cmt_resolved(struct cmt_side *s, uint16_t port, int wait_ms)
 {
 	struct iwarp_cm_id *c = cmt_resolving(s, port);
 
@@ -115,9 +112,10 @@ struct iwarp_cm_id *cmt_resolved(struct cmt_side *s, uint16_t port,
 				 s->ch, IWARP_CM_EVENT_ADDR_RESOLVED, wait_ms)),
 			 0);
 	ck_assert_int_eq(iwarp_cm_resolve_route(c, 2000), 0);
-	ck_assert_int_eq(iwarp_cm_ack_event(cmt_expect_ev(
-				 s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED, wait_ms)),
-			 0);
+	ck_assert_int_eq(
+		iwarp_cm_ack_event(cmt_expect_ev(
+			s->ch, IWARP_CM_EVENT_ROUTE_RESOLVED, wait_ms)),
+		0);
 	return c;
 }
 

@@ -44,8 +44,7 @@ void cmt_qp_attr(const struct cmt_side *s, struct iwarp_qp_init_attr *qa,
 		 uint32_t depth);
 
 /* A listener of |s| on 127.0.0.1, port chosen by the kernel (*|port|). */
-struct iwarp_cm_id *cmt_listen(struct cmt_side *s, int backlog,
-			       uint16_t *port);
+struct iwarp_cm_id *cmt_listen(struct cmt_side *s, int backlog, uint16_t *port);
 
 /* A client id of |s| toward 127.0.0.1:|port|, address resolution started
  * (its events not taken). */

@@ -398,7 +398,7 @@ START_TEST(t_migrate_id)
 	ck_assert_int_eq(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
 	ck_assert_int_eq(
 		rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
-	ck_assert_ptr_nonnull(id->event); /* kept, not acked */
+	ck_assert_ptr_nonnull(id->event);	     /* kept, not acked */
 	ck_assert_int_eq(rdma_migrate_id(id, b), 0); /* acks it, no wait */
 	ck_assert_ptr_null(id->event);
 	ck_assert_ptr_eq(id->channel, b);
@@ -451,8 +451,7 @@ START_TEST(t_getaddrinfo)
 		ck_assert_int_eq(errno, EINVAL);
 		hints.ai_dst_addr = (struct sockaddr *)&dst;
 		hints.ai_dst_len = sizeof(dst);
-		ck_assert_int_eq(rdma_getaddrinfo(NULL, NULL, &hints, &res),
-				 0);
+		ck_assert_int_eq(rdma_getaddrinfo(NULL, NULL, &hints, &res), 0);
 		ck_assert_int_eq(res->ai_family, AF_INET);
 		ck_assert_ptr_null(res->ai_src_addr);
 		ck_assert_uint_eq(res->ai_dst_len, sizeof(dst));

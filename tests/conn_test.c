@@ -20,8 +20,8 @@
 #include "verbs/qp_conn.h"
 #include "verbs/verbs.h"
 
-#define BUF_LEN ((size_t)9 << 20)
-#define GUARD 0xEE
+#define BUF_LEN	     ((size_t)9 << 20)
+#define GUARD	     0xEE
 #define EP_IOV_MAX_T 256
 
 static long mem_start;
@@ -49,7 +49,7 @@ struct side {
 struct pair {
 	struct side a, b; /* a: initiator */
 	uint64_t rnd;
-	int chunk_mode;   /* 0 random, 1 one octet, 2 whole */
+	int chunk_mode; /* 0 random, 1 one octet, 2 whole */
 };
 
 static void on_close(void *arg, int err, const struct iwarp_term_cause *c)
@@ -103,10 +103,12 @@ static void side_open(struct side *s)
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IWARP_QPS_INIT;
 	at.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
-			     IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ;
-	ck_assert_int_eq(iwarp_modify_qp(s->qp, &at,
-					 IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS),
-			 0);
+			     IWARP_ACCESS_REMOTE_WRITE |
+			     IWARP_ACCESS_REMOTE_READ;
+	ck_assert_int_eq(
+		iwarp_modify_qp(s->qp, &at,
+				IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS),
+		0);
 	at.qp_state = IWARP_QPS_RTR;
 	ck_assert_int_eq(iwarp_modify_qp(s->qp, &at, IWARP_QP_STATE), 0);
 	s->buf = malloc(BUF_LEN);
@@ -164,13 +166,13 @@ static void pair_open(struct pair *p, const struct neg_opts *o, uint64_t seed)
 	n.rtr = o->rtr;
 	n.ird = o->ird_a;
 	n.ord = o->ord_a;
-	p->a.conn = qp_conn_create(qp_from_pub(p->a.qp), &n, true,
-				   o->fpdu_max, on_close, &p->a);
+	p->a.conn = qp_conn_create(qp_from_pub(p->a.qp), &n, true, o->fpdu_max,
+				   on_close, &p->a);
 	ck_assert_ptr_nonnull(p->a.conn);
 	n.ird = o->ird_b;
 	n.ord = o->ord_b;
-	p->b.conn = qp_conn_create(qp_from_pub(p->b.qp), &n, false,
-				   o->fpdu_max, on_close, &p->b);
+	p->b.conn = qp_conn_create(qp_from_pub(p->b.qp), &n, false, o->fpdu_max,
+				   on_close, &p->b);
 	ck_assert_ptr_nonnull(p->b.conn);
 	qp_conn_set_io(p->a.conn, &test_io, &p->a);
 	qp_conn_set_io(p->b.conn, &test_io, &p->b);
@@ -212,9 +214,9 @@ static bool pump_tx(struct pair *p, struct side *s)
 	for (i = 0; i < n; i++)
 		total += iov[i].iov_len;
 	ck_assert_uint_gt(total, 0);
-	take = (p->chunk_mode == 0 && iw_test_rand(&p->rnd) % 4 == 0) ?
-		       rnd_upto(p, total) :
-		       total;
+	take = (p->chunk_mode == 0 && iw_test_rand(&p->rnd) % 4 == 0)
+		       ? rnd_upto(p, total)
+		       : total;
 	left = take;
 	for (i = 0; i < n && left; i++) {
 		k = iov[i].iov_len < left ? iov[i].iov_len : left;
@@ -250,8 +252,10 @@ static bool pump_rx(struct pair *p, struct side *src, struct side *dst)
 		break;
 	default:
 		r = iw_test_rand(&p->rnd) % 8;
-		chunk = r == 0 ? 1 : r == 1 ? rnd_upto(p, 16) :
-			r == 2 ? rnd_upto(p, 1500) : rnd_upto(p, 300000);
+		chunk = r == 0	 ? 1
+			: r == 1 ? rnd_upto(p, 16)
+			: r == 2 ? rnd_upto(p, 1500)
+				 : rnd_upto(p, 300000);
 		break;
 	}
 	if (chunk > avail)
@@ -260,8 +264,8 @@ static bool pump_rx(struct pair *p, struct side *src, struct side *dst)
 	if (n <= 0)
 		return false;
 	for (i = 0; i < n && done < chunk; i++) {
-		k = iov[i].iov_len < chunk - done ? iov[i].iov_len :
-						    chunk - done;
+		k = iov[i].iov_len < chunk - done ? iov[i].iov_len
+						  : chunk - done;
 		memcpy(iov[i].iov_base, src->wire + src->delivered + done, k);
 		if (src->flip_at >= src->delivered + done &&
 		    src->flip_at < src->delivered + done + k)
@@ -362,14 +366,13 @@ static uint64_t addr_of(const struct side *s, size_t off)
 /* ---- the operation matrix ---- */
 enum op_kind { OP_SEND, OP_SEND_SE, OP_SEND_INV, OP_WRITE, OP_READ, OP_INLINE };
 
-static const uint32_t sizes[] = {0, 1, 3, 4, 511, 512, 513, 4095, 65536,
-				 1u << 20, 8u << 20};
-#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+static const uint32_t sizes[] = {0,   1,    3,	   4,	     511,     512,
+				 513, 4095, 65536, 1u << 20, 8u << 20};
+#define NSIZES	(sizeof(sizes) / sizeof(sizes[0]))
 #define DST_OFF ((size_t)4096)
 
 /* Runs one operation of |len| octets from a to b, verifies data and WCs. */
-static void run_op(struct pair *p, enum op_kind op, uint32_t len,
-		   uint64_t seed)
+static void run_op(struct pair *p, enum op_kind op, uint32_t len, uint64_t seed)
 {
 	struct side *a = &p->a, *b = &p->b;
 	struct iwarp_wc wc[8];
@@ -400,10 +403,11 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 		if (op == OP_SEND_INV) {
 			/* a bound type 2 window of the receiver's PD for
 			 * the peer to invalidate (only those may be) */
-			inv_mr = iwarp_reg_mr(b->pd, inv_buf, sizeof(inv_buf),
-					      IWARP_ACCESS_LOCAL_WRITE |
-						      IWARP_ACCESS_REMOTE_WRITE |
-						      IWARP_ACCESS_MW_BIND);
+			inv_mr =
+				iwarp_reg_mr(b->pd, inv_buf, sizeof(inv_buf),
+					     IWARP_ACCESS_LOCAL_WRITE |
+						     IWARP_ACCESS_REMOTE_WRITE |
+						     IWARP_ACCESS_MW_BIND);
 			ck_assert_ptr_nonnull(inv_mr);
 			inv_mw = iwarp_alloc_mw(b->pd, IWARP_MW_TYPE_2);
 			ck_assert_ptr_nonnull(inv_mw);
@@ -417,13 +421,13 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 			ck_assert_int_eq(mr_mw_bind(b->ctx, b->pd, &br), 0);
 			inv_mw->rkey = br.new_stag;
 		}
-		ck_assert_int_eq(post_send(a, 7, op == OP_SEND_INV ?
-							 IWARP_WR_SEND_WITH_INV :
-							 IWARP_WR_SEND,
-					   flags, 0, len, 0,
-					   inv_mw ? inv_mw->rkey : 0,
-					   op == OP_INLINE ? 1 : nsge),
-				 0);
+		ck_assert_int_eq(
+			post_send(a, 7,
+				  op == OP_SEND_INV ? IWARP_WR_SEND_WITH_INV
+						    : IWARP_WR_SEND,
+				  flags, 0, len, 0, inv_mw ? inv_mw->rkey : 0,
+				  op == OP_INLINE ? 1 : nsge),
+			0);
 		break;
 	case OP_WRITE:
 		ck_assert_int_eq(post_send(a, 7, IWARP_WR_RDMA_WRITE, 0, 0, len,
@@ -445,9 +449,9 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 	ck_assert_int_eq(n, 1);
 	ck_assert_int_eq(wc[0].status, IWARP_WC_SUCCESS);
 	ck_assert_uint_eq(wc[0].wr_id, 7);
-	ck_assert_int_eq(wc[0].opcode, op == OP_WRITE ? IWARP_WC_RDMA_WRITE :
-				       op == OP_READ  ? IWARP_WC_RDMA_READ :
-							IWARP_WC_SEND);
+	ck_assert_int_eq(wc[0].opcode, op == OP_WRITE  ? IWARP_WC_RDMA_WRITE
+				       : op == OP_READ ? IWARP_WC_RDMA_READ
+						       : IWARP_WC_SEND);
 	if (op == OP_READ)
 		ck_assert_uint_eq(wc[0].byte_len, len);
 	n = poll_all(b, wc, 8);
@@ -460,25 +464,25 @@ static void run_op(struct pair *p, enum op_kind op, uint32_t len,
 		ck_assert_uint_eq(wc[0].wr_id, 100);
 		ck_assert_uint_eq(wc[0].byte_len, len);
 		ck_assert_uint_eq(wc[0].wc_flags,
-				  op == OP_SEND_SE    ? IWARP_WC_WITH_SE :
-				  op == OP_SEND_INV ? IWARP_WC_WITH_INV :
-						      0);
+				  op == OP_SEND_SE    ? IWARP_WC_WITH_SE
+				  : op == OP_SEND_INV ? IWARP_WC_WITH_INV
+						      : 0);
 		if (op == OP_SEND_INV) {
 			/* RFC 5040 §6.2: the STag no longer grants access */
 			ck_assert_uint_eq(wc[0].invalidated_rkey, inv_mw->rkey);
-			ck_assert_int_eq(mr_check_remote(b->ctx, inv_mw->rkey,
-							 b->pd,
-							 IWARP_ACCESS_REMOTE_WRITE,
-							 (uint64_t)(uintptr_t)inv_buf,
-							 1, true, NULL),
-					 IWARP_ERR_DDP_STAG);
+			ck_assert_int_eq(
+				mr_check_remote(b->ctx, inv_mw->rkey, b->pd,
+						IWARP_ACCESS_REMOTE_WRITE,
+						(uint64_t)(uintptr_t)inv_buf, 1,
+						true, NULL),
+				IWARP_ERR_DDP_STAG);
 			/* the region itself was not invalidated */
-			ck_assert_int_eq(mr_check_remote(b->ctx, inv_mr->rkey,
-							 b->pd,
-							 IWARP_ACCESS_REMOTE_WRITE,
-							 (uint64_t)(uintptr_t)inv_buf,
-							 1, true, NULL),
-					 0);
+			ck_assert_int_eq(
+				mr_check_remote(b->ctx, inv_mr->rkey, b->pd,
+						IWARP_ACCESS_REMOTE_WRITE,
+						(uint64_t)(uintptr_t)inv_buf, 1,
+						true, NULL),
+				0);
 			ck_assert_int_eq(iwarp_dealloc_mw(inv_mw), 0);
 			ck_assert_int_eq(iwarp_dereg_mr(inv_mr), 0);
 		}
@@ -533,28 +537,30 @@ START_TEST(test_mixed_both_ways)
 	iw_test_fill(p.a.buf, 1 << 20, 5);
 	iw_test_fill(p.b.buf, 1 << 20, 6);
 	for (i = 0; i < 4; i++) {
-		post_recv(&p.a, 200 + (uint64_t)i, (2u << 20) + (size_t)i * 70000,
-			  70000, 1);
-		post_recv(&p.b, 300 + (uint64_t)i, (2u << 20) + (size_t)i * 70000,
-			  70000, 1);
+		post_recv(&p.a, 200 + (uint64_t)i,
+			  (2u << 20) + (size_t)i * 70000, 70000, 1);
+		post_recv(&p.b, 300 + (uint64_t)i,
+			  (2u << 20) + (size_t)i * 70000, 70000, 1);
 	}
 	for (i = 0; i < 4; i++) {
-		ck_assert_int_eq(post_send(&p.a, 10 + (uint64_t)i,
-					   IWARP_WR_RDMA_READ, 0,
-					   (4u << 20) + (size_t)i * 100000,
-					   100000, addr_of(&p.b, 0),
-					   p.b.mr->rkey, 1), 0);
-		ck_assert_int_eq(post_send(&p.a, 20 + (uint64_t)i, IWARP_WR_SEND,
-					   0, 0, 65536, 0, 0, 2), 0);
-		ck_assert_int_eq(post_send(&p.b, 30 + (uint64_t)i,
-					   IWARP_WR_RDMA_READ, 0,
-					   (4u << 20) + (size_t)i * 100000,
-					   100000, addr_of(&p.a, 0),
-					   p.a.mr->rkey, 1), 0);
+		ck_assert_int_eq(
+			post_send(&p.a, 10 + (uint64_t)i, IWARP_WR_RDMA_READ, 0,
+				  (4u << 20) + (size_t)i * 100000, 100000,
+				  addr_of(&p.b, 0), p.b.mr->rkey, 1),
+			0);
+		ck_assert_int_eq(post_send(&p.a, 20 + (uint64_t)i,
+					   IWARP_WR_SEND, 0, 0, 65536, 0, 0, 2),
+				 0);
+		ck_assert_int_eq(
+			post_send(&p.b, 30 + (uint64_t)i, IWARP_WR_RDMA_READ, 0,
+				  (4u << 20) + (size_t)i * 100000, 100000,
+				  addr_of(&p.a, 0), p.a.mr->rkey, 1),
+			0);
 		ck_assert_int_eq(post_send(&p.b, 40 + (uint64_t)i,
 					   IWARP_WR_RDMA_WRITE, 0, 0, 50000,
 					   addr_of(&p.a, 6u << 20),
-					   p.a.mr->rkey, 3), 0);
+					   p.a.mr->rkey, 3),
+				 0);
 	}
 	pump(&p);
 	n = poll_all(&p.a, wc, 64);
@@ -562,26 +568,30 @@ START_TEST(test_mixed_both_ways)
 	for (i = 0; i < n; i++) {
 		ck_assert_int_eq(wc[i].status, IWARP_WC_SUCCESS);
 		/* SQ order: Read i, Send i */
-		ck_assert_uint_eq(wc[i].wr_id,
-				  (i & 1) ? 20 + (uint64_t)i / 2 :
-					    10 + (uint64_t)i / 2);
+		ck_assert_uint_eq(wc[i].wr_id, (i & 1) ? 20 + (uint64_t)i / 2
+						       : 10 + (uint64_t)i / 2);
 	}
 	n = poll_all(&p.b, wc, 64);
 	ck_assert_int_eq(n, 12);
 	for (i = 0; i < 4; i++) {
-		ck_assert_int_eq(memcmp(p.a.buf + (4u << 20) + (size_t)i * 100000,
-					p.b.buf, 100000), 0);
-		ck_assert_int_eq(memcmp(p.b.buf + (4u << 20) + (size_t)i * 100000,
-					p.a.buf, 100000), 0);
-		ck_assert_int_eq(memcmp(p.b.buf + (2u << 20) + (size_t)i * 70000,
-					p.a.buf, 65536), 0);
+		ck_assert_int_eq(
+			memcmp(p.a.buf + (4u << 20) + (size_t)i * 100000,
+			       p.b.buf, 100000),
+			0);
+		ck_assert_int_eq(
+			memcmp(p.b.buf + (4u << 20) + (size_t)i * 100000,
+			       p.a.buf, 100000),
+			0);
+		ck_assert_int_eq(
+			memcmp(p.b.buf + (2u << 20) + (size_t)i * 70000,
+			       p.a.buf, 65536),
+			0);
 	}
 	ck_assert_int_eq(memcmp(p.a.buf + (6u << 20), p.b.buf, 50000), 0);
 	pair_close(&p);
 	ck_assert_int_eq(iw_mem_outstanding(), mem_start);
 }
 END_TEST
-
 
 /* ---- errors ---- */
 
@@ -631,8 +641,8 @@ static bool wire_find_term(const struct side *s, bool markers, bool crc,
 	return false;
 }
 
-static void assert_cause(const struct iwarp_term_cause *c, int layer,
-			 int etype, int ecode)
+static void assert_cause(const struct iwarp_term_cause *c, int layer, int etype,
+			 int ecode)
 {
 	ck_assert_int_eq(c->layer, layer);
 	ck_assert_int_eq(c->etype, etype);
@@ -675,9 +685,9 @@ struct access_case {
 
 static const struct access_case access_cases[] = {
 	{false, 0, 1, 1, 0x00}, {false, 1, 1, 1, 0x00}, {false, 2, 1, 1, 0x02},
-	{false, 3, 0, 1, 0x02}, {false, 4, 1, 1, 0x01},
-	{true, 0, 0, 1, 0x00},	{true, 1, 0, 1, 0x00},	{true, 2, 0, 1, 0x03},
-	{true, 3, 0, 1, 0x02},	{true, 4, 0, 1, 0x01},
+	{false, 3, 0, 1, 0x02}, {false, 4, 1, 1, 0x01}, {true, 0, 0, 1, 0x00},
+	{true, 1, 0, 1, 0x00},	{true, 2, 0, 1, 0x03},	{true, 3, 0, 1, 0x02},
+	{true, 4, 0, 1, 0x01},
 };
 
 START_TEST(test_remote_access_errors)
@@ -718,8 +728,8 @@ START_TEST(test_remote_access_errors)
 	case 3:
 		mr2 = iwarp_reg_mr(p.b.pd, p.b.buf, 1 << 20,
 				   ac->read ? IWARP_ACCESS_LOCAL_WRITE |
-						      IWARP_ACCESS_REMOTE_WRITE :
-					      IWARP_ACCESS_REMOTE_READ);
+						      IWARP_ACCESS_REMOTE_WRITE
+					    : IWARP_ACCESS_REMOTE_READ);
 		ck_assert_ptr_nonnull(mr2);
 		rkey = mr2->rkey;
 		break;
@@ -729,10 +739,12 @@ START_TEST(test_remote_access_errors)
 	}
 	if (ac->read)
 		ck_assert_int_eq(post_send(&p.a, 1, IWARP_WR_RDMA_READ, 0,
-					   1 << 20, 1000, raddr, rkey, 1), 0);
+					   1 << 20, 1000, raddr, rkey, 1),
+				 0);
 	else
 		ck_assert_int_eq(post_send(&p.a, 1, IWARP_WR_RDMA_WRITE, 0, 0,
-					   1000, raddr, rkey, 1), 0);
+					   1000, raddr, rkey, 1),
+				 0);
 	memset(p.a.buf + (1 << 20), GUARD, 1000);
 	pump(&p);
 	assert_terminated(&p, &p.b, &p.a, &o, ac->layer, ac->etype, ac->ecode,
@@ -783,7 +795,8 @@ START_TEST(test_read_source_gone)
 	size_t before;
 
 	mem_start = iw_mem_outstanding();
-	neg_default(&o); /* 1448-octet FPDUs: 1 MiB is > RDMAP_CONN_TX_SLOTS FPDUs */
+	neg_default(&o); /* 1448-octet FPDUs: 1 MiB is > RDMAP_CONN_TX_SLOTS
+			    FPDUs */
 	o.crc = _i;
 	pair_open(&p, &o, 900 + (uint64_t)_i);
 	p.chunk_mode = 2;
@@ -792,9 +805,9 @@ START_TEST(test_read_source_gone)
 	ck_assert_int_eq(post_send(&p.a, 1, IWARP_WR_RDMA_READ, 0, 1 << 20,
 				   1 << 20, addr_of(&p.b, 0), src->rkey, 1),
 			 0);
-	ck_assert(pump_tx(&p, &p.a));          /* the Read Request */
-	ck_assert(pump_rx(&p, &p.a, &p.b));    /* accepted: source valid */
-	ck_assert(pump_tx(&p, &p.b));          /* the first FPDUs of it */
+	ck_assert(pump_tx(&p, &p.a));	    /* the Read Request */
+	ck_assert(pump_rx(&p, &p.a, &p.b)); /* accepted: source valid */
+	ck_assert(pump_tx(&p, &p.b));	    /* the first FPDUs of it */
 	before = p.b.wire_len;
 	ck_assert_uint_lt(before, (size_t)1 << 20);
 	ck_assert_int_eq(iwarp_dereg_mr(src), 0);
@@ -909,14 +922,16 @@ START_TEST(test_p2p_rtr)
 	post_recv(&p.a, 60, 1 << 20, 100, 1);
 	ck_assert_int_eq(post_send(&p.b, 2, IWARP_WR_SEND, 0, 0, 100, 0, 0, 1),
 			 0);
-	ck_assert_int_eq(post_send(&p.a, 3, IWARP_WR_RDMA_READ, 0, 2 << 20, 4096,
-				   addr_of(&p.b, 0), p.b.mr->rkey, 1), 0);
+	ck_assert_int_eq(post_send(&p.a, 3, IWARP_WR_RDMA_READ, 0, 2 << 20,
+				   4096, addr_of(&p.b, 0), p.b.mr->rkey, 1),
+			 0);
 	/* the responder transmits nothing before the RTR */
 	ck_assert_int_eq(qp_conn_tx_iov(p.b.conn, iov, EP_IOV_MAX_T), 0);
 	n = qp_conn_tx_iov(p.a.conn, iov, EP_IOV_MAX_T);
 	ck_assert_int_gt(n, 0);
 	if (!_i) {
-		/* zero-length Write, STag 1, TO 0 (docs/interop-notes.md §6.7) + CRC */
+		/* zero-length Write, STag 1, TO 0 (docs/interop-notes.md §6.7)
+		 * + CRC */
 		ck_assert_uint_ge(iov[0].iov_len + iov[1].iov_len, 2);
 		ck_assert_int_eq(memcmp(iov[1].iov_base, write_rtr + 2, 14), 0);
 	} else {
@@ -980,11 +995,11 @@ START_TEST(test_flush_on_close)
 	for (i = 0; i < 3; i++)
 		post_recv(&p.a, 70 + (uint64_t)i, 0, 100, 1);
 	for (i = 0; i < 5; i++)
-		ck_assert_int_eq(post_send(&p.a, 80 + (uint64_t)i,
-					   i & 1 ? IWARP_WR_RDMA_READ :
-						   IWARP_WR_SEND,
-					   0, 0, 100, addr_of(&p.b, 0),
-					   p.b.mr->rkey, 1), 0);
+		ck_assert_int_eq(
+			post_send(&p.a, 80 + (uint64_t)i,
+				  i & 1 ? IWARP_WR_RDMA_READ : IWARP_WR_SEND, 0,
+				  0, 100, addr_of(&p.b, 0), p.b.mr->rkey, 1),
+			0);
 	/* part of it is in flight */
 	pump_tx(&p, &p.a);
 	qp_conn_closed(p.a.conn, -ECONNRESET);
@@ -1060,9 +1075,11 @@ START_TEST(test_ird_overflow)
 	pair_open(&p, &o, 14);
 	p.chunk_mode = 2;
 	ck_assert_int_eq(post_send(&p.a, 1, IWARP_WR_RDMA_READ, 0, 1 << 20, 64,
-				   addr_of(&p.b, 0), p.b.mr->rkey, 1), 0);
+				   addr_of(&p.b, 0), p.b.mr->rkey, 1),
+			 0);
 	ck_assert_int_eq(post_send(&p.a, 2, IWARP_WR_RDMA_READ, 0, 2 << 20, 64,
-				   addr_of(&p.b, 0), p.b.mr->rkey, 1), 0);
+				   addr_of(&p.b, 0), p.b.mr->rkey, 1),
+			 0);
 	pump(&p);
 	assert_terminated(&p, &p.b, &p.a, &o, 0, 2, 0x07, true);
 	ck_assert_int_ge(poll_all(&p.a, wc, 8), 1);
@@ -1087,13 +1104,14 @@ START_TEST(test_ord_fence)
 	iw_test_fill(p.b.buf, 1 << 16, 2);
 	post_recv(&p.b, 9, 1 << 20, 100, 1);
 	for (i = 0; i < 6; i++)
-		ck_assert_int_eq(post_send(&p.a, 1 + (uint64_t)i,
-					   IWARP_WR_RDMA_READ, 0,
-					   (1u << 20) + (size_t)i * 8192, 5000,
-					   addr_of(&p.b, (size_t)i), p.b.mr->rkey,
-					   1), 0);
+		ck_assert_int_eq(
+			post_send(&p.a, 1 + (uint64_t)i, IWARP_WR_RDMA_READ, 0,
+				  (1u << 20) + (size_t)i * 8192, 5000,
+				  addr_of(&p.b, (size_t)i), p.b.mr->rkey, 1),
+			0);
 	ck_assert_int_eq(post_send(&p.a, 7, IWARP_WR_SEND, IWARP_SEND_FENCE, 0,
-				   10, 0, 0, 1), 0);
+				   10, 0, 0, 1),
+			 0);
 	pump(&p);
 	n = poll_all(&p.a, wc, 16);
 	ck_assert_int_eq(n, 7);
@@ -1103,7 +1121,8 @@ START_TEST(test_ord_fence)
 	}
 	for (i = 0; i < 6; i++)
 		ck_assert_int_eq(memcmp(p.a.buf + (1u << 20) + (size_t)i * 8192,
-					p.b.buf + i, 5000), 0);
+					p.b.buf + i, 5000),
+				 0);
 	ck_assert_int_eq(p.a.closes + p.b.closes, 0);
 	pair_close(&p);
 	ck_assert_int_eq(iw_mem_outstanding(), mem_start);
@@ -1123,9 +1142,9 @@ Suite *conn_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_remote_access_errors, 0,
-			    (int)(sizeof(access_cases) /
-				  sizeof(access_cases[0])));
+	tcase_add_loop_test(
+		tc, test_remote_access_errors, 0,
+		(int)(sizeof(access_cases) / sizeof(access_cases[0])));
 	tcase_add_loop_test(tc, test_read_source_gone, 0, 2);
 	tcase_add_test(tc, test_send_no_rqe);
 	tcase_add_test(tc, test_send_too_long);

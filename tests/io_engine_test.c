@@ -176,8 +176,8 @@ static int split(struct cli *c, uint8_t *base, size_t len, struct iovec *iov,
 	int want = 1 + (int)rnd(c, (size_t)cap), n = 0;
 
 	while (len && n < cap) {
-		size_t k = (n == want - 1 || n == cap - 1) ? len
-							    : 1 + rnd(c, len);
+		size_t k =
+			(n == want - 1 || n == cap - 1) ? len : 1 + rnd(c, len);
 
 		iov[n].iov_base = base;
 		iov[n].iov_len = k;
@@ -379,14 +379,16 @@ static bool echo_run(struct engine *eng, int family, int n, size_t len,
 }
 
 static const enum engine_mode modes[] = {
-	ENGINE_MODE_ADAPTIVE, ENGINE_MODE_LATENCY, ENGINE_MODE_CPU,
+	ENGINE_MODE_ADAPTIVE,
+	ENGINE_MODE_LATENCY,
+	ENGINE_MODE_CPU,
 	ENGINE_MODE_INLINE,
 };
 
 START_TEST(test_tcp_echo_sizes)
 {
-	static const size_t sizes[] = {0, 1, 4095, 65536 + 7, 1024 * 1024 + 3,
-				       8 * 1024 * 1024};
+	static const size_t sizes[] = {
+		0, 1, 4095, 65536 + 7, 1024 * 1024 + 3, 8 * 1024 * 1024};
 	long mem0 = iw_mem_outstanding();
 	struct engine *eng = mk_engine(modes[_i]);
 	size_t i;
@@ -790,9 +792,9 @@ END_TEST
 
 struct calls {
 	struct engine *eng;
-	long counter;       /* engine thread only */
-	long off_thread;    /* calls that ran elsewhere: bug */
-	long order_errors;  /* async calls out of order: bug */
+	long counter;	   /* engine thread only */
+	long off_thread;   /* calls that ran elsewhere: bug */
+	long order_errors; /* async calls out of order: bug */
 	long next_seq[4];
 	atomic_int async_done;
 };
@@ -1092,9 +1094,8 @@ static void tmr_cb(void *arg)
 	if (a->id == 4 && !x->rearmed) {
 		/* re-arm from its own callback */
 		x->rearmed = 1;
-		ck_assert_int_eq(engine_timer_start(x->eng, &x->t[4], 1,
-						    tmr_cb, a),
-				 0);
+		ck_assert_int_eq(
+			engine_timer_start(x->eng, &x->t[4], 1, tmr_cb, a), 0);
 	}
 	atomic_fetch_add(&x->fired, 1);
 }
@@ -1175,8 +1176,8 @@ static Suite *io_engine_suite(void)
 
 int main(void)
 {
-	struct engine *eng = engine_create(&(struct engine_attr){
-		.mode = ENGINE_MODE_INLINE});
+	struct engine *eng = engine_create(
+		&(struct engine_attr){.mode = ENGINE_MODE_INLINE});
 
 	if (!eng && (errno == ENOSYS || errno == EPERM))
 		return 77; /* no io_uring here: skip */

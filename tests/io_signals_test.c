@@ -33,8 +33,8 @@
 
 /* Asynchronous signals a library thread must block. */
 static const int async_sigs[] = {
-	SIGHUP,	 SIGINT,  SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE,  SIGALRM,
-	SIGTERM, SIGCHLD, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU,  SIGURG,
+	SIGHUP,	 SIGINT,  SIGQUIT,   SIGUSR1, SIGUSR2,	SIGPIPE, SIGALRM,
+	SIGTERM, SIGCHLD, SIGCONT,   SIGTSTP, SIGTTIN,	SIGTTOU, SIGURG,
 	SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGWINCH, SIGIO,
 };
 
@@ -118,7 +118,8 @@ static struct engine *engine_started(int mode)
 	struct engine *eng;
 	int ran = 0;
 
-	eng = engine_create(&(struct engine_attr){.mode = threaded_modes[mode]});
+	eng = engine_create(
+		&(struct engine_attr){.mode = threaded_modes[mode]});
 	ck_assert_msg(eng != NULL, "engine_create: %s", strerror(errno));
 	ck_assert_int_eq(engine_call_sync(eng, on_engine, &ran), 0);
 	ck_assert_int_eq(ran, 1);
@@ -210,14 +211,18 @@ START_TEST(test_engine_thread_sigblk)
 		    (blk & sig_bit(SIGILL)) && (blk & sig_bit(SIGBUS)))
 			continue;
 		for (i = 0; i < N_ELEM(async_sigs); i++)
-			ck_assert_msg(blk & sig_bit(async_sigs[i]),
-				      "task %s (%s): signal %d not blocked (SigBlk %016" PRIx64 ")",
-				      de->d_name, name, async_sigs[i], blk);
+			ck_assert_msg(
+				blk & sig_bit(async_sigs[i]),
+				"task %s (%s): signal %d not blocked (SigBlk %016" PRIx64
+				")",
+				de->d_name, name, async_sigs[i], blk);
 		ck_assert(blk & sig_bit(SIGRTMIN));
 		for (i = 0; i < N_ELEM(sync_sigs); i++)
-			ck_assert_msg(!(blk & sig_bit(sync_sigs[i])),
-				      "task %s (%s, flags 0x%lx): synchronous signal %d blocked (SigBlk %016" PRIx64 ")",
-				      de->d_name, name, flags, sync_sigs[i], blk);
+			ck_assert_msg(
+				!(blk & sig_bit(sync_sigs[i])),
+				"task %s (%s, flags 0x%lx): synchronous signal %d blocked (SigBlk %016" PRIx64
+				")",
+				de->d_name, name, flags, sync_sigs[i], blk);
 		checked++;
 	}
 	closedir(d);
@@ -303,8 +308,8 @@ static Suite *io_signals_suite(void)
 
 int main(void)
 {
-	struct engine *eng = engine_create(&(struct engine_attr){
-		.mode = ENGINE_MODE_INLINE});
+	struct engine *eng = engine_create(
+		&(struct engine_attr){.mode = ENGINE_MODE_INLINE});
 
 	if (!eng && (errno == ENOSYS || errno == EPERM))
 		return 77; /* no io_uring here: skip */

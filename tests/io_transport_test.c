@@ -29,11 +29,11 @@ struct sown {
 	uint8_t *dst;
 	size_t rx_cap, rx_off;
 	unsigned int rx_calls;
-	int max_iov;      /* iovecs per call (1..EP_IOV_MAX) */
+	int max_iov;	  /* iovecs per call (1..EP_IOV_MAX) */
 	size_t max_chunk; /* bytes offered per call */
-	bool paused;      /* rx_iov returns 0 */
+	bool paused;	  /* rx_iov returns 0 */
 	bool shut_when_sent;
-	bool close_in_rx;     /* ep_close inside the first rx_done */
+	bool close_in_rx; /* ep_close inside the first rx_done */
 	bool closed;
 	int closed_err;
 	unsigned int after_close; /* callbacks after closed/ep_close: bug */
@@ -52,8 +52,8 @@ static int split(struct sown *o, uint8_t *base, size_t len, struct iovec *iov,
 	int want = 1 + (int)rnd(o, (size_t)cap), n = 0;
 
 	while (len && n < cap) {
-		size_t k = (n == want - 1 || n == cap - 1) ? len
-							    : 1 + rnd(o, len);
+		size_t k =
+			(n == want - 1 || n == cap - 1) ? len : 1 + rnd(o, len);
 
 		/* some zero-length pieces too: the engine must cope */
 		if (n + 1 < cap && rnd(o, 16) == 0)
@@ -247,7 +247,8 @@ START_TEST(test_pipe_bidirectional)
 			sown_init(&p.b, 23 + ci, s2, len, d2, len);
 			p.a.max_iov = (int)(1 + ci * 80);
 			ck_assert_int_eq(io_pipe_create(eng, caps[ci], caps[ci],
-							&ba, &bb), 0);
+							&ba, &bb),
+					 0);
 			pair_start(eng, &p, ba, bb);
 			run_until(eng, pair_transferred, &p);
 			ck_assert(!p.a.closed && !p.b.closed);
@@ -724,8 +725,8 @@ static Suite *io_transport_suite(void)
 
 int main(void)
 {
-	struct engine *eng = engine_create(&(struct engine_attr){
-		.mode = ENGINE_MODE_INLINE});
+	struct engine *eng = engine_create(
+		&(struct engine_attr){.mode = ENGINE_MODE_INLINE});
 
 	if (!eng && (errno == ENOSYS || errno == EPERM))
 		return 77; /* no io_uring here: skip */

@@ -195,7 +195,6 @@ static const struct resp_row resp_rows[] = {
 	 0},
 };
 
-
 /*
  * RFC 7306 offer (reserved flag bit 0x01, docs/rdmap-ext.md): on only
  * when the initiator asked and the responder asked too; an unaware
@@ -232,9 +231,8 @@ START_TEST(test_rdmap_ext_offer)
 		ck_assert_uint_eq(req[16] & (0xFFu ^ MPA_RR_FLAG_RDMAP_EXT),
 				  req_plain[16]);
 		ck_assert_mem_eq(req + 17, req_plain + 17, (size_t)nq - 17);
-		ck_assert_int_eq(mpa_neg_responder_process(&pr, req,
-							   (size_t)nq, &rr,
-							   &reply),
+		ck_assert_int_eq(mpa_neg_responder_process(&pr, req, (size_t)nq,
+							   &rr, &reply),
 				 nq);
 		ck_assert(rr.rdmap_ext == (ini && rsp));
 		ck_assert_uint_eq(rr.peer_pdata_len, sizeof(pd));
@@ -243,9 +241,9 @@ START_TEST(test_rdmap_ext_offer)
 		ck_assert_int_gt(nr, 0);
 		ck_assert_uint_eq(rep[16] & MPA_RR_FLAG_RDMAP_EXT,
 				  ini && rsp ? MPA_RR_FLAG_RDMAP_EXT : 0);
-		ck_assert_int_eq(mpa_neg_initiator_process(&pi, rep,
-							   (size_t)nr, &ri),
-				 nr);
+		ck_assert_int_eq(
+			mpa_neg_initiator_process(&pi, rep, (size_t)nr, &ri),
+			nr);
 		ck_assert(ri.rdmap_ext == (ini && rsp));
 		ck_assert_uint_eq(ri.peer_pdata_len, 2);
 	}
@@ -1196,9 +1194,8 @@ START_TEST(test_default_context_offer)
 		ck_assert_int_eq(res.rtr, MPA_RTR_NONE);
 		a.p2p = IWARP_P2P_WRITE;
 		cm_attr_mpa_params(&a, &pr);
-		ck_assert_int_eq(
-			init_run(&pr, noa_rep, sizeof(noa_rep), &res),
-			IWARP_ERR_MPA_RTR);
+		ck_assert_int_eq(init_run(&pr, noa_rep, sizeof(noa_rep), &res),
+				 IWARP_ERR_MPA_RTR);
 		a.p2p = IWARP_P2P_AUTO;
 	}
 

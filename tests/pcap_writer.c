@@ -7,15 +7,15 @@
 #include "pcap_writer.h"
 #include "util/bytes.h"
 
-#define PCAP_MAGIC 0xa1b2c3d4u
+#define PCAP_MAGIC	  0xa1b2c3d4u
 #define LINKTYPE_ETHERNET 1
-#define ETH_LEN 14
-#define IP_LEN 20
-#define TCP_LEN 20
-#define TCP_FIN 0x01
-#define TCP_SYN 0x02
-#define TCP_PSH 0x08
-#define TCP_ACK 0x10
+#define ETH_LEN		  14
+#define IP_LEN		  20
+#define TCP_LEN		  20
+#define TCP_FIN		  0x01
+#define TCP_SYN		  0x02
+#define TCP_PSH		  0x08
+#define TCP_ACK		  0x10
 
 static void put_u32le_f(FILE *f, uint32_t v)
 {
@@ -41,8 +41,8 @@ int pcapw_open(struct pcapw *w, const char *path)
 	put_u32le_f(w->f, PCAP_MAGIC);
 	put_u16le_f(w->f, 2);
 	put_u16le_f(w->f, 4);
-	put_u32le_f(w->f, 0);      /* thiszone */
-	put_u32le_f(w->f, 0);      /* sigfigs */
+	put_u32le_f(w->f, 0);	   /* thiszone */
+	put_u32le_f(w->f, 0);	   /* sigfigs */
 	put_u32le_f(w->f, 262144); /* snaplen */
 	put_u32le_f(w->f, LINKTYPE_ETHERNET);
 	return 0;
@@ -118,11 +118,13 @@ static int write_segment(struct pcapw_conn *c, int from, uint8_t flags,
 	put_u32le_f(c->w->f, (uint32_t)total);
 	if (fwrite(frame, 1, total, c->w->f) != total)
 		return -EIO;
-	c->seq[from] += (uint32_t)len + ((flags & (TCP_SYN | TCP_FIN)) ? 1u : 0u);
+	c->seq[from] +=
+		(uint32_t)len + ((flags & (TCP_SYN | TCP_FIN)) ? 1u : 0u);
 	return 0;
 }
 
-int pcapw_connect(struct pcapw *w, struct pcapw_conn *c, uint16_t cport, uint16_t sport)
+int pcapw_connect(struct pcapw *w, struct pcapw_conn *c, uint16_t cport,
+		  uint16_t sport)
 {
 	int rc;
 

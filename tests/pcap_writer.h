@@ -22,9 +22,9 @@ struct pcapw {
 
 struct pcapw_conn {
 	struct pcapw *w;
-	uint32_t ip[2];    /* [0] client, [1] server, host order */
+	uint32_t ip[2]; /* [0] client, [1] server, host order */
 	uint16_t port[2];
-	uint32_t seq[2];   /* next sequence number of each side */
+	uint32_t seq[2]; /* next sequence number of each side */
 	uint16_t ip_id;
 };
 
@@ -32,8 +32,10 @@ struct pcapw_conn {
 int pcapw_open(struct pcapw *w, const char *path);
 int pcapw_finish(struct pcapw *w);
 
-/* Starts a connection 127.0.0.1:|cport| -> 127.0.0.2:|sport| (handshake written). */
-int pcapw_connect(struct pcapw *w, struct pcapw_conn *c, uint16_t cport, uint16_t sport);
+/* Starts a connection 127.0.0.1:|cport| -> 127.0.0.2:|sport| (handshake
+ * written). */
+int pcapw_connect(struct pcapw *w, struct pcapw_conn *c, uint16_t cport,
+		  uint16_t sport);
 
 /* One segment from side |from| (0 client, 1 server). */
 int pcapw_send(struct pcapw_conn *c, int from, const uint8_t *data, size_t len);

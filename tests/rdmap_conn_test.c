@@ -22,14 +22,14 @@
 #include "testutil.h"
 #include "util/mem.h"
 
-#define RW (IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE)
-#define RR (IWARP_ACCESS_REMOTE_READ)
-#define LW (IWARP_ACCESS_LOCAL_WRITE)
+#define RW  (IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE)
+#define RR  (IWARP_ACCESS_REMOTE_READ)
+#define LW  (IWARP_ACCESS_LOCAL_WRITE)
 #define RWA (RW | IWARP_ACCESS_REMOTE_ATOMIC)
 
 /* mkcfg: the RFC 7306 extensions negotiated (set around pair_init) */
 static bool mk_ext;
-#define ALL (RW | RR)
+#define ALL	 (RW | RR)
 #define WIRE_CAP ((size_t)1 << 20)
 
 /* Framing modes: MPA CRC and markers (RFC 5044 §5, §6). */
@@ -38,7 +38,10 @@ struct mode {
 };
 
 static const struct mode modes[] = {
-	{false, false}, {true, false}, {false, true}, {true, true},
+	{false, false},
+	{true, false},
+	{false, true},
+	{true, true},
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -114,7 +117,8 @@ static int wire_split(const uint8_t *w, size_t len, bool crc, struct fpdu *out,
 		ul = (size_t)w[off] << 8 | w[off + 1];
 		tot = 2 + ul;
 		tot += (4 - tot % 4) % 4;
-		tot += 4; /* the CRC field is there, 0 without CRC (RFC 5044 §6) */
+		tot += 4; /* the CRC field is there, 0 without CRC (RFC 5044 §6)
+			   */
 		ck_assert_uint_le(off + tot, len);
 		out[n].ulpdu = w + off + 2;
 		out[n].len = ul;
@@ -263,14 +267,14 @@ START_TEST(test_roundtrips)
 		fk_post_recv(&b, 501, 0x21, brq->buf, 70000);
 
 		/* Write, then a Send, a Read, a Send with Invalidate (SE) */
-		w = fk_post_send(&a, 1, IWARP_WR_RDMA_WRITE, 0, 0x10,
-				 asrc->buf, len);
+		w = fk_post_send(&a, 1, IWARP_WR_RDMA_WRITE, 0, 0x10, asrc->buf,
+				 len);
 		w->rkey = 0x20;
 		w->remote_addr = (uintptr_t)bdst->buf;
 		fk_post_send(&a, 2, IWARP_WR_SEND, 0, 0x10, asrc->buf + 1,
 			     len ? len - 1 : 0);
-		w = fk_post_send(&a, 3, IWARP_WR_RDMA_READ, 0, 0x11,
-				 asink->buf, len);
+		w = fk_post_send(&a, 3, IWARP_WR_RDMA_READ, 0, 0x11, asink->buf,
+				 len);
 		w->rkey = 0x22;
 		w->remote_addr = (uintptr_t)bsrc->buf;
 		w = fk_post_send(&a, 4, IWARP_WR_SEND_WITH_INV,
@@ -465,7 +469,7 @@ struct rx_snap {
 };
 
 #define SPLIT_DST 40000
-#define SPLIT_RQ 8000
+#define SPLIT_RQ  8000
 
 /* B for the split test: initiator (sends its Read first), with the
  * regions and receives the stream from A needs. */
@@ -605,8 +609,7 @@ START_TEST(test_rx_every_split)
 	w->remote_addr = (uintptr_t)bdst;
 	fk_post_send(&a, 2, IWARP_WR_SEND, IWARP_SEND_SOLICITED, 0x101,
 		     aloc->buf + 18000, 2000);
-	w = fk_post_send(&a, 3, IWARP_WR_RDMA_READ, 0, 0x103, asink->buf,
-			 3000);
+	w = fk_post_send(&a, 3, IWARP_WR_RDMA_READ, 0, 0x103, asink->buf, 3000);
 	w->rkey = 0x202;
 	w->remote_addr = (uintptr_t)fk_region_find(&b, 0x202)->buf;
 	fk_post_send(&a, 4, IWARP_WR_SEND, 0, 0x101, aloc->buf + 7, 33);
@@ -759,13 +762,15 @@ static const struct bad_case bad_cases[BAD_COUNT] = {
 				false},
 	[BAD_EXT_ATOMIC_OP] = {IWARP_TERM_LAYER_RDMAP,
 			       IWARP_RDMAP_ETYPE_REMOTE_OPERATION,
-			       IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE, true, false},
+			       IWARP_RDMAP_ECODE_UNEXPECTED_OPCODE, true,
+			       false},
 	[BAD_EXT_ATOMIC_ALIGN] = {IWARP_TERM_LAYER_RDMAP,
 				  IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
 				  IWARP_RDMAP_ECODE_BASE_BOUNDS, true, false},
 	[BAD_EXT_ATOMIC_ACCESS] = {IWARP_TERM_LAYER_RDMAP,
 				   IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
-				   IWARP_RDMAP_ECODE_ACCESS_RIGHTS, true, false},
+				   IWARP_RDMAP_ECODE_ACCESS_RIGHTS, true,
+				   false},
 	[BAD_EXT_ATOMIC_STAG] = {IWARP_TERM_LAYER_RDMAP,
 				 IWARP_RDMAP_ETYPE_REMOTE_PROTECTION,
 				 IWARP_RDMAP_ECODE_INVALID_STAG, true, false},
@@ -820,7 +825,8 @@ START_TEST(test_protocol_errors)
 		ulen = ulpdu_build(ul, &h, pay, 100);
 		break;
 	case BAD_WRITE_BOUNDS:
-		h = hdr_tagged(RDMAP_OP_WRITE, 0x20, (uintptr_t)dst->buf + 1000);
+		h = hdr_tagged(RDMAP_OP_WRITE, 0x20,
+			       (uintptr_t)dst->buf + 1000);
 		ulen = ulpdu_build(ul, &h, pay, 100);
 		break;
 	case BAD_WRITE_ACCESS:
@@ -1246,8 +1252,8 @@ START_TEST(test_local_wqe_error)
 	ck_assert_uint_eq(a.scq[0].wr_id, 1);
 	ck_assert_int_eq(a.scq[0].status, IWARP_WC_SUCCESS);
 	ck_assert_uint_eq(a.scq[1].wr_id, 2);
-	ck_assert_int_eq(a.scq[1].status, _i ? IWARP_WC_LOC_QP_OP_ERR :
-					       IWARP_WC_LOC_PROT_ERR);
+	ck_assert_int_eq(a.scq[1].status,
+			 _i ? IWARP_WC_LOC_QP_OP_ERR : IWARP_WC_LOC_PROT_ERR);
 	ck_assert_uint_eq(a.scq[2].wr_id, 3);
 	ck_assert_int_eq(a.scq[2].status, IWARP_WC_WR_FLUSH_ERR);
 	ck_assert_int_eq(a.set_error_calls, 1);
@@ -1278,12 +1284,11 @@ static size_t rand_tx(struct fk_owner *x, struct rwire *w, uint64_t *seed)
 		total += iov[i].iov_len;
 	if (!total)
 		return 0;
-	take = iw_test_rand(seed) % 3 ? total :
-					1 + iw_test_rand(seed) % total;
+	take = iw_test_rand(seed) % 3 ? total : 1 + iw_test_rand(seed) % total;
 	ck_assert_uint_le(w->len + take, w->cap);
 	for (i = 0; i < n && k < take; i++) {
-		size_t c = iov[i].iov_len < take - k ? iov[i].iov_len :
-							 take - k;
+		size_t c =
+			iov[i].iov_len < take - k ? iov[i].iov_len : take - k;
 
 		memcpy(w->buf + w->len + k, iov[i].iov_base, c);
 		k += c;
@@ -1351,28 +1356,27 @@ START_TEST(test_random_traffic)
 				switch (iw_test_rand(&seed) % 3) {
 				case 0:
 					fk_post_recv(peer, id, 0x30,
-						     rq[1 - side]->buf, 1 << 16);
+						     rq[1 - side]->buf,
+						     1 << 16);
 					fk_post_send(me, id, IWARP_WR_SEND, 0,
 						     0x10, src[side]->buf + off,
 						     len);
 					break;
 				case 1:
-					wq = fk_post_send(me, id,
-							  IWARP_WR_RDMA_WRITE, 0,
-							  0x10,
-							  src[side]->buf + off,
-							  len);
+					wq = fk_post_send(
+						me, id, IWARP_WR_RDMA_WRITE, 0,
+						0x10, src[side]->buf + off,
+						len);
 					wq->rkey = 0x20;
 					wq->remote_addr =
 						(uintptr_t)dst[1 - side]->buf +
 						off;
 					break;
 				default:
-					wq = fk_post_send(me, id,
-							  IWARP_WR_RDMA_READ, 0,
-							  0x20,
-							  dst[side]->buf + off,
-							  len);
+					wq = fk_post_send(
+						me, id, IWARP_WR_RDMA_READ, 0,
+						0x20, dst[side]->buf + off,
+						len);
 					wq->rkey = 0x10;
 					wq->remote_addr =
 						(uintptr_t)src[1 - side]->buf +
@@ -1386,8 +1390,8 @@ START_TEST(test_random_traffic)
 			moved = 0;
 			for (side = 0; side < 2; side++) {
 				moved += rand_tx(&x[side], &w[side], &seed) > 0;
-				moved += rand_rx(&x[1 - side], &w[side], &seed) >
-					 0;
+				moved += rand_rx(&x[1 - side], &w[side],
+						 &seed) > 0;
 			}
 		} while (moved || w[0].len || w[1].len ||
 			 rdmap_conn_tx_pending(x[0].c) ||
@@ -1399,7 +1403,8 @@ START_TEST(test_random_traffic)
 	}
 	for (side = 0; side < 2; side++) {
 		for (k = 0; k < x[side].nscq; k++) {
-			ck_assert_uint_eq(x[side].scq[k].wr_id, (uint64_t)k + 1);
+			ck_assert_uint_eq(x[side].scq[k].wr_id,
+					  (uint64_t)k + 1);
 			ck_assert_int_eq(x[side].scq[k].status,
 					 IWARP_WC_SUCCESS);
 		}
@@ -1452,7 +1457,8 @@ START_TEST(test_random_revoke)
 	ck_assert(wa.buf && wb.buf);
 	for (k = 0; k < 24; k++) {
 		uint32_t len = 1 + (uint32_t)(iw_test_rand(&seed) % 40000);
-		uint32_t off = (uint32_t)(iw_test_rand(&seed) % ((1 << 16) - len));
+		uint32_t off =
+			(uint32_t)(iw_test_rand(&seed) % ((1 << 16) - len));
 		struct rdmap_wqe *wq;
 
 		if (k % 2) {
@@ -1481,16 +1487,19 @@ START_TEST(test_random_revoke)
 
 			cnt = rdmap_conn_rx_iov(b.c, iov, 8);
 			for (i = 0; i < cnt && n < want; i++) {
-				size_t c = iov[i].iov_len < want - n ?
-						   iov[i].iov_len : want - n;
+				size_t c = iov[i].iov_len < want - n
+						   ? iov[i].iov_len
+						   : want - n;
 
 				memcpy(iov[i].iov_base, wa.buf + n, c);
 				n += c;
 			}
 			/* (also when the receive places straight into it) */
 			if (step++ == revoke_step ||
-			    (cnt > 0 && (uint8_t *)iov[0].iov_base >= vict->buf &&
-			     (uint8_t *)iov[0].iov_base < vict->buf + vict->len &&
+			    (cnt > 0 &&
+			     (uint8_t *)iov[0].iov_base >= vict->buf &&
+			     (uint8_t *)iov[0].iov_base <
+				     vict->buf + vict->len &&
 			     iw_test_rand(&seed) % 2)) {
 				vict->valid = false;
 				held = rdmap_conn_mem_revoke(b.c, vict->stag);
@@ -1536,10 +1545,9 @@ START_TEST(test_random_revoke)
 	for (k = 0; k < a.nscq; k++)
 		if (a.scq[k].status == IWARP_WC_SUCCESS &&
 		    a.scq[k].opcode == IWARP_WC_RDMA_READ) {
-			const struct rdmap_wqe *wq = &a.sq[(a.scq[k].wr_id - 1) &
-							   (FK_SQ - 1)];
-			uint64_t off = wq->sge[0].addr -
-				       (uintptr_t)asink->buf;
+			const struct rdmap_wqe *wq =
+				&a.sq[(a.scq[k].wr_id - 1) & (FK_SQ - 1)];
+			uint64_t off = wq->sge[0].addr - (uintptr_t)asink->buf;
 
 			ck_assert(memcmp(asink->buf + off, br->buf + off,
 					 wq->sge[0].length) == 0);
@@ -1699,8 +1707,7 @@ START_TEST(test_revoke_inbound_write_direct)
 	asrc = fk_region_add(&a, 0x10, 20000, LW, 0);
 	fill_pattern(asrc->buf, 20000, 10);
 	bdst = fk_region_add(&b, 0x20, 20000, RW, 0xEE);
-	w = fk_post_send(&a, 1, IWARP_WR_RDMA_WRITE, 0, 0x10, asrc->buf,
-			 20000);
+	w = fk_post_send(&a, 1, IWARP_WR_RDMA_WRITE, 0, 0x10, asrc->buf, 20000);
 	w->rkey = 0x20;
 	w->remote_addr = (uintptr_t)bdst->buf;
 	rdmap_conn_sq_kick(a.c);
@@ -1764,8 +1771,8 @@ START_TEST(test_revoke_read_response)
 	part = 1448 + 100;
 	ck_assert_uint_gt(sent, part);
 	for (i = 0, n = 0; n < part; i++) {
-		size_t take = iov[i].iov_len < part - n ? iov[i].iov_len :
-							   part - n;
+		size_t take =
+			iov[i].iov_len < part - n ? iov[i].iov_len : part - n;
 
 		memcpy(out + n, iov[i].iov_base, take);
 		n += take;
@@ -1999,9 +2006,9 @@ START_TEST(test_rtr)
 		ck_assert_uint_eq(f[0].len, DDP_TAGGED_HDR_LEN);
 		break;
 	case 1: /* zero-length Read Request, sink and source STag 1 */
-		ck_assert_int_eq(rdmap_rreq_msg_decode(&h, &rr, f[0].ulpdu,
-						       f[0].len),
-				 RDMAP_RREQ_MSG_LEN);
+		ck_assert_int_eq(
+			rdmap_rreq_msg_decode(&h, &rr, f[0].ulpdu, f[0].len),
+			RDMAP_RREQ_MSG_LEN);
 		ck_assert_uint_eq(rr.size, 0);
 		ck_assert_uint_eq(rr.sink_stag, MPA_RTR_STAG);
 		ck_assert_uint_eq(rr.src_stag, MPA_RTR_STAG);
@@ -2075,7 +2082,6 @@ START_TEST(test_destroy_gives_back)
 	pair_fini(&a, &b);
 }
 END_TEST
-
 
 /* ---- RFC 7306 ---- */
 
@@ -2169,12 +2175,12 @@ START_TEST(test_ext_every_split)
 	src = fk_region_add(&a, 0x50, EXT_DST, LW, 0);
 	fill_pattern(src->buf, EXT_DST, 9);
 	res = fk_region_add(&a, 0x51, 8, LW, 0);
-	w = fk_post_send(&a, 1, IWARP_WR_SEND_WITH_IMM, IWARP_SEND_SOLICITED,
-			 0, NULL, 0);
+	w = fk_post_send(&a, 1, IWARP_WR_SEND_WITH_IMM, IWARP_SEND_SOLICITED, 0,
+			 NULL, 0);
 	w->num_sge = 0;
 	w->imm_data = 0x11223344u;
-	w = fk_post_send(&a, 2, IWARP_WR_RDMA_WRITE_WITH_IMM, 0, 0x50,
-			 src->buf, 3000);
+	w = fk_post_send(&a, 2, IWARP_WR_RDMA_WRITE_WITH_IMM, 0, 0x50, src->buf,
+			 3000);
 	w->rkey = 0x40;
 	w->remote_addr = (uintptr_t)(ext_dst_mem + FK_GUARD + 100);
 	w->imm_data = 0x55667788u;

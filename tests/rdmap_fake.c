@@ -29,8 +29,8 @@ struct fk_region *fk_region_find(struct fk_owner *o, uint32_t stag)
 static bool fk_access_ok(int have, int want)
 {
 	if (want & IWARP_ACCESS_LOCAL_WRITE) {
-		if (!(have & (IWARP_ACCESS_LOCAL_WRITE |
-			      IWARP_ACCESS_REMOTE_WRITE)))
+		if (!(have &
+		      (IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE)))
 			return false;
 		want &= ~IWARP_ACCESS_LOCAL_WRITE;
 	}
@@ -51,12 +51,12 @@ static int fk_mem_get(void *owner, uint32_t stag, int access, uint64_t to,
 	if (!fk_access_ok(r->access, access))
 		return IWARP_ERR_RDMAP_ACCESS;
 	if (to + len < to)
-		return tagged_ddp ? IWARP_ERR_DDP_TO_WRAP :
-				    IWARP_ERR_RDMAP_TO_WRAP;
+		return tagged_ddp ? IWARP_ERR_DDP_TO_WRAP
+				  : IWARP_ERR_RDMAP_TO_WRAP;
 	base = r->base;
 	if (to < base || to + len > base + r->len)
-		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS :
-				    IWARP_ERR_RDMAP_BOUNDS;
+		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS
+				  : IWARP_ERR_RDMAP_BOUNDS;
 	r->refs++;
 	out->ptr = r->buf + (to - base);
 	out->ref = stag;
@@ -338,7 +338,8 @@ void fk_init(struct fk_owner *o)
 	memset(o, 0, sizeof(*o));
 	o->scq_room = -1;
 	o->rcq_room = -1;
-	o->stream_access = IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ |
+	o->stream_access = IWARP_ACCESS_REMOTE_WRITE |
+			   IWARP_ACCESS_REMOTE_READ |
 			   IWARP_ACCESS_REMOTE_ATOMIC;
 }
 
@@ -444,8 +445,8 @@ struct rdmap_wqe *fk_post_send(struct fk_owner *o, uint64_t wr_id,
 	return w;
 }
 
-void fk_post_recv(struct fk_owner *o, uint64_t wr_id, uint32_t lkey,
-		  void *addr, uint32_t len)
+void fk_post_recv(struct fk_owner *o, uint64_t wr_id, uint32_t lkey, void *addr,
+		  uint32_t len)
 {
 	struct rdmap_rqe *r = &o->rq[o->rq_head++ & (FK_RQ - 1)];
 

@@ -18,26 +18,26 @@
 
 #include "rdmap/rdmap_conn.h"
 
-#define FK_REGIONS 8
-#define FK_SQ 256u          /* power of two */
-#define FK_RQ 64u           /* power of two */
-#define FK_CQ 512
-#define FK_GUARD 64         /* guard octets on either side of a region */
+#define FK_REGIONS    8
+#define FK_SQ	      256u /* power of two */
+#define FK_RQ	      64u  /* power of two */
+#define FK_CQ	      512
+#define FK_GUARD      64 /* guard octets on either side of a region */
 #define FK_GUARD_BYTE 0xA5
 
 struct fk_region {
 	uint32_t stag;
-	int access;          /* IWARP_ACCESS_* */
-	bool valid;          /* false after fk_region_invalidate */
-	bool invalidatable;  /* may be remotely invalidated */
-	uint8_t *mem;        /* guard + buf + guard */
+	int access;	    /* IWARP_ACCESS_* */
+	bool valid;	    /* false after fk_region_invalidate */
+	bool invalidatable; /* may be remotely invalidated */
+	uint8_t *mem;	    /* guard + buf + guard */
 	uint8_t *buf;
 	size_t len;
-	uint64_t base;       /* TO of buf[0]: (uintptr_t)buf unless changed
-			      * (the engine dereferences only addresses that
-			      * mem_get returns and those of Send/RQE SGEs) */
-	long refs;           /* references held (mem_get - mem_put) */
-	bool ext;            /* |mem| is the caller's (not freed) */
+	uint64_t base; /* TO of buf[0]: (uintptr_t)buf unless changed
+			* (the engine dereferences only addresses that
+			* mem_get returns and those of Send/RQE SGEs) */
+	long refs;     /* references held (mem_get - mem_put) */
+	bool ext;      /* |mem| is the caller's (not freed) */
 };
 
 struct fk_owner {
@@ -47,7 +47,7 @@ struct fk_owner {
 	/* send queue: [sq_tail, sq_head) posted, sq_next the next to offer */
 	struct rdmap_wqe sq[FK_SQ];
 	uint32_t sq_head, sq_next, sq_tail;
-	bool sq_stopped;     /* like a QP not in RTS */
+	bool sq_stopped; /* like a QP not in RTS */
 	/* receive queue: [rq_tail, rq_head) posted */
 	struct rdmap_rqe rq[FK_RQ];
 	uint32_t rq_head, rq_tail;
@@ -56,7 +56,7 @@ struct fk_owner {
 	int nscq;
 	struct iwarp_wc rcq[FK_CQ];
 	int nrcq;
-	int scq_room, rcq_room;   /* < 0: unlimited; else -ENOSPC when 0 */
+	int scq_room, rcq_room; /* < 0: unlimited; else -ENOSPC when 0 */
 	/* stream rights (RFC 5040 §8) */
 	int stream_access;
 	/* recorders */
@@ -68,7 +68,7 @@ struct fk_owner {
 	bool closed_cause_valid;
 	struct iwarp_term_cause closed_cause;
 	int kicks, shutdowns, term_queued, cancel_rx;
-	long bad_puts;            /* mem_put of an unknown/unheld ref */
+	long bad_puts; /* mem_put of an unknown/unheld ref */
 };
 
 extern const struct rdmap_ops fk_ops;
@@ -97,8 +97,8 @@ bool fk_guards_ok(const struct fk_owner *o);
 struct rdmap_wqe *fk_post_send(struct fk_owner *o, uint64_t wr_id,
 			       enum iwarp_wr_opcode op, unsigned int flags,
 			       uint32_t lkey, const void *addr, uint32_t len);
-void fk_post_recv(struct fk_owner *o, uint64_t wr_id, uint32_t lkey,
-		  void *addr, uint32_t len);
+void fk_post_recv(struct fk_owner *o, uint64_t wr_id, uint32_t lkey, void *addr,
+		  uint32_t len);
 
 /* Drains |o|'s transmit side into |out| (up to |cap|, the rest is kept
  * for later if |cap| is reached). Returns the octets taken. */

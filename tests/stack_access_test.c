@@ -28,8 +28,15 @@
 #define LEN 4096
 
 /* T_QP_ACCESS: the MR allows it, the target QP's qp_access_flags do not */
-enum target { T_BAD_STAG, T_STALE, T_WRONG_PD, T_NO_ACCESS, T_BOUNDS, T_WRAP,
-	      T_QP_ACCESS };
+enum target {
+	T_BAD_STAG,
+	T_STALE,
+	T_WRONG_PD,
+	T_NO_ACCESS,
+	T_BOUNDS,
+	T_WRAP,
+	T_QP_ACCESS
+};
 
 struct acase {
 	bool read;
@@ -41,7 +48,7 @@ struct acase {
 static const struct acase cases[] = {
 	{false, T_BAD_STAG, {1, 1, 0x00}, false}, /* DDP tagged: invalid STag */
 	{false, T_STALE, {1, 1, 0x00}, false},
-	{false, T_WRONG_PD, {1, 1, 0x02}, false}, /* STag not associated */
+	{false, T_WRONG_PD, {1, 1, 0x02}, false},  /* STag not associated */
 	{false, T_NO_ACCESS, {0, 1, 0x02}, false}, /* RDMAP: access rights */
 	{false, T_BOUNDS, {1, 1, 0x01}, false},
 	/* a Write whose TO + length wraps cannot be segmented (RFC 5041 §7):
@@ -64,8 +71,8 @@ static void cause_eq(const struct iwarp_term_cause *got,
 {
 	ck_assert_msg(got->layer == want->layer && got->etype == want->etype &&
 			      got->ecode == want->ecode,
-		      "cause %u/%u/0x%02x (%s), wanted %u/%u/0x%02x", got->layer,
-		      got->etype, got->ecode,
+		      "cause %u/%u/0x%02x (%s), wanted %u/%u/0x%02x",
+		      got->layer, got->etype, got->ecode,
 		      iwarp_term_strerror(got->layer, got->etype, got->ecode),
 		      want->layer, want->etype, want->ecode);
 }
@@ -80,8 +87,8 @@ static void expect_qp_event(struct iwarp_context *ctx, struct iwarp_qp *qp,
 	ck_assert_msg(st_async_wait(ctx, &ev, ST_WAIT_MS), "no async event");
 	ck_assert_ptr_eq(ev.element.qp, qp);
 	cause_eq(&ev.term, cause);
-	ck_assert_msg(ev.event_type == type,
-		      "event %s", iwarp_event_type_str(ev.event_type));
+	ck_assert_msg(ev.event_type == type, "event %s",
+		      iwarp_event_type_str(ev.event_type));
 	ck_assert_int_eq(ev.term_received, received);
 }
 
@@ -97,8 +104,8 @@ static void check_sq_tail(const struct iwarp_wc *wc, int n, uint64_t wr0)
 		if (wc[i].status == IWARP_WC_WR_FLUSH_ERR)
 			flushed = true;
 		else
-			ck_assert_msg(!flushed && wc[i].status ==
-							  IWARP_WC_SUCCESS,
+			ck_assert_msg(!flushed &&
+					      wc[i].status == IWARP_WC_SUCCESS,
 				      "wr %d: %s", i,
 				      iwarp_wc_status_str(wc[i].status));
 	}
@@ -123,13 +130,13 @@ static void traffic_ok(struct st_net *n, struct st_conn *k)
 			 0);
 	ck_assert_int_eq(st_post_send(k->c->qp, 3, IWARP_WR_RDMA_WRITE,
 				      IWARP_SEND_SIGNALED, c.mr, c.p + 1024,
-				      1024, (uintptr_t)(s.p + 1024),
-				      s.mr->rkey, 0),
+				      1024, (uintptr_t)(s.p + 1024), s.mr->rkey,
+				      0),
 			 0);
 	ck_assert_int_eq(st_post_send(k->c->qp, 4, IWARP_WR_RDMA_READ,
 				      IWARP_SEND_SIGNALED, c.mr, c.p + 2048,
-				      1024, (uintptr_t)(s.p + 2048),
-				      s.mr->rkey, 0),
+				      1024, (uintptr_t)(s.p + 2048), s.mr->rkey,
+				      0),
 			 0);
 	st_poll_n(k->cq_c, wc, 3);
 	st_wc_check(&wc[0], 2, IWARP_WC_SUCCESS, IWARP_WC_SEND, 1024, 0);
@@ -170,8 +177,8 @@ START_TEST(test_remote_access_error)
 	/* the target on the server */
 	if (ac->t == T_NO_ACCESS)
 		access = ac->read ? IWARP_ACCESS_LOCAL_WRITE |
-					    IWARP_ACCESS_REMOTE_WRITE :
-				    IWARP_ACCESS_REMOTE_READ;
+					    IWARP_ACCESS_REMOTE_WRITE
+				  : IWARP_ACCESS_REMOTE_READ;
 	tpd = ac->t == T_WRONG_PD ? pd2 : n.srv.pd;
 	st_buf_reg(&stale, n.srv.pd, LEN, rw);
 	stale_rkey = stale.mr->rkey;
@@ -203,11 +210,11 @@ START_TEST(test_remote_access_error)
 
 		memset(&qa, 0, sizeof(qa));
 		qa.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
-				     (ac->read ? IWARP_ACCESS_REMOTE_WRITE :
-						 IWARP_ACCESS_REMOTE_READ);
-		ck_assert_int_eq(iwarp_modify_qp(k[0].s->qp, &qa,
-						 IWARP_QP_ACCESS_FLAGS),
-				 0);
+				     (ac->read ? IWARP_ACCESS_REMOTE_WRITE
+					       : IWARP_ACCESS_REMOTE_READ);
+		ck_assert_int_eq(
+			iwarp_modify_qp(k[0].s->qp, &qa, IWARP_QP_ACCESS_FLAGS),
+			0);
 		break;
 	}
 	case T_WRONG_PD:
@@ -220,17 +227,15 @@ START_TEST(test_remote_access_error)
 	iw_test_fill(src.p, LEN, 3);
 
 	/* a receive on the server QP (flushed) */
-	ck_assert_int_eq(st_post_recv(k[0].s->qp, 7, stale.mr, stale.p, 64),
-			 0);
+	ck_assert_int_eq(st_post_recv(k[0].s->qp, 7, stale.mr, stale.p, 64), 0);
 	/* the bad access, then a Send that may or may not make it out */
-	ck_assert_int_eq(st_post_send(k[0].c->qp, wr0,
-				      ac->read ? IWARP_WR_RDMA_READ :
-						 IWARP_WR_RDMA_WRITE,
-				      IWARP_SEND_SIGNALED,
-				      ac->read ? sink.mr : src.mr,
-				      ac->read ? sink.p : src.p, 64, raddr,
-				      rkey, 0),
-			 0);
+	ck_assert_int_eq(
+		st_post_send(k[0].c->qp, wr0,
+			     ac->read ? IWARP_WR_RDMA_READ
+				      : IWARP_WR_RDMA_WRITE,
+			     IWARP_SEND_SIGNALED, ac->read ? sink.mr : src.mr,
+			     ac->read ? sink.p : src.p, 64, raddr, rkey, 0),
+		0);
 	ck_assert_int_eq(st_post_send(k[0].c->qp, wr0 + 1, IWARP_WR_RDMA_WRITE,
 				      IWARP_SEND_SIGNALED, src.mr, src.p, 64,
 				      (uintptr_t)stale.p, stale.mr->rkey, 0),
@@ -360,10 +365,10 @@ START_TEST(test_terminate_wire_bytes)
 		ck_assert_int_eq(ev.event_type, IWARP_EVENT_QP_ACCESS_ERR);
 		ck_assert_uint_eq(ev.term.layer, IWARP_TERM_LAYER_DDP);
 		ck_assert_uint_eq(ev.term.etype, IWARP_DDP_ETYPE_TAGGED_BUFFER);
-		ck_assert_uint_eq(ev.term.ecode, IWARP_DDP_ECODE_T_INVALID_STAG);
+		ck_assert_uint_eq(ev.term.ecode,
+				  IWARP_DDP_ECODE_T_INVALID_STAG);
 		got[ev.element.qp == p->s[0].qp ? 0 : 1]++;
-		ck_assert_int_eq(ev.term_received,
-				 ev.element.qp == p->s[0].qp);
+		ck_assert_int_eq(ev.term_received, ev.element.qp == p->s[0].qp);
 	}
 	ck_assert_int_eq(got[0], 1);
 	ck_assert_int_eq(got[1], 1);
@@ -373,8 +378,8 @@ START_TEST(test_terminate_wire_bytes)
 	ck_assert_uint_ge(wlen, 2 + 14 + 100 + 4);
 	wulpdu = iw_get_u16be(w);
 	ck_assert_uint_eq(wulpdu, 14 + 100);
-	ck_assert_uint_eq(w[2], 0xc1);  /* T, L, DV 1 */
-	ck_assert_uint_eq(w[3], 0x40);  /* RV 1, opcode 0 Write */
+	ck_assert_uint_eq(w[2], 0xc1); /* T, L, DV 1 */
+	ck_assert_uint_eq(w[3], 0x40); /* RV 1, opcode 0 Write */
 	ck_assert_uint_eq(iw_get_u32be(w + 4), stag);
 
 	/* the TERMINATE, exactly one FPDU and nothing else */
@@ -383,13 +388,13 @@ START_TEST(test_terminate_wire_bytes)
 	ck_assert_uint_eq(ulpdu, 18 + 4 + 2 + 14);
 	fpdu = ((2u + ulpdu + 3u) & ~3u) + 4u;
 	ck_assert_uint_eq(tlen, fpdu);
-	ck_assert_uint_eq(t[2], 0x41);  /* untagged, L, DV 1 */
-	ck_assert_uint_eq(t[3], 0x47);  /* RV 1, opcode 7 Terminate */
-	ck_assert_uint_eq(iw_get_u32be(t + 8), 2);   /* QN */
-	ck_assert_uint_eq(iw_get_u32be(t + 12), 1);  /* MSN */
-	ck_assert_uint_eq(iw_get_u32be(t + 16), 0);  /* MO */
-	ck_assert_uint_eq(t[20], 0x11); /* layer DDP, etype tagged */
-	ck_assert_uint_eq(t[21], 0x00); /* invalid STag */
+	ck_assert_uint_eq(t[2], 0x41); /* untagged, L, DV 1 */
+	ck_assert_uint_eq(t[3], 0x47); /* RV 1, opcode 7 Terminate */
+	ck_assert_uint_eq(iw_get_u32be(t + 8), 2);  /* QN */
+	ck_assert_uint_eq(iw_get_u32be(t + 12), 1); /* MSN */
+	ck_assert_uint_eq(iw_get_u32be(t + 16), 0); /* MO */
+	ck_assert_uint_eq(t[20], 0x11);	       /* layer DDP, etype tagged */
+	ck_assert_uint_eq(t[21], 0x00);	       /* invalid STag */
 	ck_assert_uint_eq(t[22] & 0xe0, 0xc0); /* M and D, no R */
 	ck_assert_uint_eq(iw_get_u16be(t + 24), wulpdu); /* segment length */
 	ck_assert(!memcmp(t + 26, w + 2, 14)); /* the offending header */

@@ -28,11 +28,12 @@
 /* Traffic both ways: side 0 Sends, Writes and Reads to side 1; side 1
  * Sends to side 0. Message i uses [i * 2 KiB, +len) of each area. */
 struct traffic {
-	struct st_buf b[2];   /* per side: [0, AREA) source, [AREA, 2 AREA) target */
+	struct st_buf
+		b[2]; /* per side: [0, AREA) source, [AREA, 2 AREA) target */
 	int nsend[2], nrecv[2];
 	enum iwarp_wr_opcode op[NMSG];
 	uint32_t len[NMSG];
-	uint32_t len1[NMSG];  /* side 1 -> side 0 Sends */
+	uint32_t len1[NMSG]; /* side 1 -> side 0 Sends */
 };
 
 #define SLOTSZ ((size_t)2048)
@@ -53,32 +54,32 @@ static void traffic_post(struct sp_pair *p, struct traffic *t, uint64_t seed,
 	for (i = 0; i < NMSG; i++) {
 		uint32_t k = (uint32_t)(iw_test_rand(&r) % (reads ? 3 : 2));
 
-		t->op[i] = k == 0 ? IWARP_WR_SEND :
-			   k == 1 ? IWARP_WR_RDMA_WRITE :
-				    IWARP_WR_RDMA_READ;
+		t->op[i] = k == 0   ? IWARP_WR_SEND
+			   : k == 1 ? IWARP_WR_RDMA_WRITE
+				    : IWARP_WR_RDMA_READ;
 		t->len[i] = (uint32_t)(iw_test_rand(&r) % SLOTSZ);
 		t->len1[i] = back ? (uint32_t)(iw_test_rand(&r) % SLOTSZ) : 0;
 	}
 	/* receives first, as many as Sends will come */
 	for (i = 0; i < NMSG; i++) {
 		if (t->op[i] == IWARP_WR_SEND) {
-			ck_assert_int_eq(st_post_recv(p->s[1].qp,
-						      1000u + (uint64_t)i,
-						      t->b[1].mr,
-						      t->b[1].p + AREA +
-							      (size_t)i * SLOTSZ,
-						      (uint32_t)SLOTSZ),
-					 0);
+			ck_assert_int_eq(
+				st_post_recv(p->s[1].qp, 1000u + (uint64_t)i,
+					     t->b[1].mr,
+					     t->b[1].p + AREA +
+						     (size_t)i * SLOTSZ,
+					     (uint32_t)SLOTSZ),
+				0);
 			t->nrecv[1]++;
 		}
 		if (back) {
-			ck_assert_int_eq(st_post_recv(p->s[0].qp,
-						      1000u + (uint64_t)i,
-						      t->b[0].mr,
-						      t->b[0].p + AREA +
-							      (size_t)i * SLOTSZ,
-						      (uint32_t)SLOTSZ),
-					 0);
+			ck_assert_int_eq(
+				st_post_recv(p->s[0].qp, 1000u + (uint64_t)i,
+					     t->b[0].mr,
+					     t->b[0].p + AREA +
+						     (size_t)i * SLOTSZ,
+					     (uint32_t)SLOTSZ),
+				0);
 			t->nrecv[0]++;
 		}
 	}
@@ -90,7 +91,8 @@ static void traffic_post(struct sp_pair *p, struct traffic *t, uint64_t seed,
 			ck_assert_int_eq(
 				st_post_send(p->s[0].qp, (uint64_t)i, t->op[i],
 					     IWARP_SEND_SIGNALED, t->b[0].mr,
-					     t->b[0].p + AREA + (size_t)i * SLOTSZ,
+					     t->b[0].p + AREA +
+						     (size_t)i * SLOTSZ,
 					     t->len[i],
 					     (uintptr_t)(t->b[1].p +
 							 (size_t)i * SLOTSZ),
@@ -107,8 +109,8 @@ static void traffic_post(struct sp_pair *p, struct traffic *t, uint64_t seed,
 		if (back) {
 			ck_assert_int_eq(
 				st_post_send(p->s[1].qp, (uint64_t)i,
-					     IWARP_WR_SEND,
-					     IWARP_SEND_SIGNALED, t->b[1].mr,
+					     IWARP_WR_SEND, IWARP_SEND_SIGNALED,
+					     t->b[1].mr,
 					     t->b[1].p + (size_t)i * SLOTSZ,
 					     t->len1[i], 0, 0, 0),
 				0);
@@ -151,7 +153,8 @@ static int traffic_check(struct sp_pair *p, struct traffic *t, int s,
 			if (good) {
 				ck_assert(!rfail);
 				ck_assert_uint_eq(wc[i].byte_len, len);
-				ck_assert(!verify || !memcmp(t->b[s].p + AREA +
+				ck_assert(!verify ||
+					  !memcmp(t->b[s].p + AREA +
 							  (size_t)m * SLOTSZ,
 						  t->b[1 - s].p +
 							  (size_t)m * SLOTSZ,
@@ -167,13 +170,11 @@ static int traffic_check(struct sp_pair *p, struct traffic *t, int s,
 			      iwarp_wc_status_str(wc[i].status));
 		if (good) {
 			ck_assert(!sfail);
-			if (verify && s == 0 &&
-			    t->op[ns] == IWARP_WR_RDMA_READ)
-				ck_assert(!memcmp(t->b[0].p + AREA +
-							  (size_t)ns * SLOTSZ,
-						  t->b[1].p +
-							  (size_t)ns * SLOTSZ,
-						  t->len[ns]));
+			if (verify && s == 0 && t->op[ns] == IWARP_WR_RDMA_READ)
+				ck_assert(!memcmp(
+					t->b[0].p + AREA + (size_t)ns * SLOTSZ,
+					t->b[1].p + (size_t)ns * SLOTSZ,
+					t->len[ns]));
 		} else {
 			sfail = true;
 		}
@@ -197,9 +198,8 @@ static void end_both(struct sp_pair *p)
 	if (!sp_wait_closed(p, 0, 0)) {
 		memset(&at, 0, sizeof(at));
 		at.qp_state = IWARP_QPS_ERR;
-		ck_assert_int_eq(iwarp_modify_qp(p->s[0].qp, &at,
-						 IWARP_QP_STATE),
-				 0);
+		ck_assert_int_eq(
+			iwarp_modify_qp(p->s[0].qp, &at, IWARP_QP_STATE), 0);
 	}
 	ck_assert(sp_wait_closed(p, 0, ST_WAIT_MS));
 	ck_assert(sp_wait_closed(p, 1, ST_WAIT_MS));
@@ -246,10 +246,10 @@ START_TEST(test_short_io)
 
 		for (i = 0; i < NMSG; i++)
 			if (t->op[i] == IWARP_WR_RDMA_WRITE)
-				ck_assert(!memcmp(t->b[1].p + AREA +
-							  (size_t)i * SLOTSZ,
-						  t->b[0].p + (size_t)i * SLOTSZ,
-						  t->len[i]));
+				ck_assert(!memcmp(
+					t->b[1].p + AREA + (size_t)i * SLOTSZ,
+					t->b[0].p + (size_t)i * SLOTSZ,
+					t->len[i]));
 	}
 	end_both(p);
 	ck_assert_int_eq(p->s[0].close_err, 0);
@@ -395,8 +395,8 @@ START_TEST(test_flip)
 			tl = sp_captured(p, 1, term, sizeof(term));
 			ck_assert_uint_ge(tl, 2 + 22 + 4);
 			ck_assert_uint_eq(term[3] & 0x0f, 7); /* Terminate */
-			ck_assert_uint_eq(term[20], 0x20);   /* LLP, MPA */
-			ck_assert_uint_eq(term[21], 0x02);   /* CRC error */
+			ck_assert_uint_eq(term[20], 0x20);    /* LLP, MPA */
+			ck_assert_uint_eq(term[21], 0x02);    /* CRC error */
 			ck_assert(st_async_wait(p->ctx, &ev, ST_WAIT_MS));
 			ck_assert_int_eq(ev.event_type, IWARP_EVENT_QP_FATAL);
 			ck_assert_uint_eq(ev.term.ecode, IWARP_LLP_ECODE_CRC);
@@ -448,8 +448,7 @@ START_TEST(test_term_unsent)
 	sp_open(p, &o);
 	st_buf_reg(&b[0], p->pd, 1u << 20, rw);
 	st_buf_reg(&b[1], p->pd, 1u << 20, rw);
-	ck_assert_int_eq(st_post_recv(p->s[0].qp, 7, b[0].mr, b[0].p, 4096),
-			 0);
+	ck_assert_int_eq(st_post_recv(p->s[0].qp, 7, b[0].mr, b[0].p, 4096), 0);
 	ck_assert_int_eq(st_post_send(p->s[0].qp, 1, IWARP_WR_RDMA_WRITE,
 				      IWARP_SEND_SIGNALED, b[0].mr, b[0].p,
 				      1u << 20, (uintptr_t)b[1].p,

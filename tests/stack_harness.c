@@ -155,8 +155,8 @@ void st_net_open2(struct st_net *n, const struct iwarp_context_attr *srv,
 	memset(n, 0, sizeof(*n));
 	side_open(&n->srv, srv);
 	side_open(&n->cli, cli);
-	ck_assert_int_eq(iwarp_cm_create_id(n->srv.ech, n->srv.ctx, &n->l,
-					    NULL, IWARP_PS_TCP),
+	ck_assert_int_eq(iwarp_cm_create_id(n->srv.ech, n->srv.ctx, &n->l, NULL,
+					    IWARP_PS_TCP),
 			 0);
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
 	ck_assert_int_eq(iwarp_cm_bind_addr(n->l, (struct sockaddr *)&ss), 0);
@@ -188,8 +188,8 @@ void st_cq_close(struct st_cq *c)
 	c->ch = NULL;
 }
 
-int st_cm_expect(struct iwarp_event_channel *ch,
-		 enum iwarp_cm_event_type type, struct iwarp_cm_id *id)
+int st_cm_expect(struct iwarp_event_channel *ch, enum iwarp_cm_event_type type,
+		 struct iwarp_cm_id *id)
 {
 	struct iwarp_cm_event *ev;
 	int status;
@@ -284,10 +284,10 @@ static void server_accept(struct st_net *n, struct st_conn *k,
 		k->cq_s = &k->scq;
 	}
 	qp_init(&qa, k->cq_s, o, o ? o->srv_srq : NULL);
-	ck_assert_int_eq(iwarp_cm_create_qp(id, o && o->srv_pd ? o->srv_pd :
-								   n->srv.pd,
-					    &qa),
-			 0);
+	ck_assert_int_eq(
+		iwarp_cm_create_qp(id, o && o->srv_pd ? o->srv_pd : n->srv.pd,
+				   &qa),
+		0);
 	memset(&cp, 0, sizeof(cp));
 	cp.responder_resources = 16;
 	cp.initiator_depth = 16;
@@ -428,10 +428,10 @@ void st_wc_check(const struct iwarp_wc *wc, uint64_t wr_id,
 		 uint32_t byte_len, unsigned int flags)
 {
 	ck_assert_msg(wc->wr_id == wr_id, "wr_id %llu, wanted %llu",
-		      (unsigned long long)wc->wr_id,
-		      (unsigned long long)wr_id);
+		      (unsigned long long)wc->wr_id, (unsigned long long)wr_id);
 	ck_assert_msg(wc->status == status, "wr %llu status %s, wanted %s",
-		      (unsigned long long)wr_id, iwarp_wc_status_str(wc->status),
+		      (unsigned long long)wr_id,
+		      iwarp_wc_status_str(wc->status),
 		      iwarp_wc_status_str(status));
 	ck_assert_int_eq(wc->opcode, opcode);
 	if (status == IWARP_WC_SUCCESS) {
@@ -473,8 +473,8 @@ void st_check_fill(const uint8_t *p, size_t len, uint8_t v)
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		ck_assert_msg(p[i] == v, "byte %zu is 0x%02x, wanted 0x%02x",
-			      i, p[i], v);
+		ck_assert_msg(p[i] == v, "byte %zu is 0x%02x, wanted 0x%02x", i,
+			      p[i], v);
 }
 
 /* One receive WR of [addr, addr+len) in |mr| (no SGE without an MR). */
@@ -501,8 +501,8 @@ int st_post_recv(struct iwarp_qp *qp, uint64_t wr_id, struct iwarp_mr *mr,
 	return iwarp_post_recv(qp, &wr, &bad);
 }
 
-int st_post_srq_recv(struct iwarp_srq *srq, uint64_t wr_id,
-		     struct iwarp_mr *mr, void *addr, uint32_t len)
+int st_post_srq_recv(struct iwarp_srq *srq, uint64_t wr_id, struct iwarp_mr *mr,
+		     void *addr, uint32_t len)
 {
 	struct iwarp_recv_wr wr, *bad;
 	struct iwarp_sge sge;
@@ -511,10 +511,9 @@ int st_post_srq_recv(struct iwarp_srq *srq, uint64_t wr_id,
 	return iwarp_post_srq_recv(srq, &wr, &bad);
 }
 
-int st_post_send(struct iwarp_qp *qp, uint64_t wr_id,
-		 enum iwarp_wr_opcode op, unsigned int flags,
-		 struct iwarp_mr *mr, void *addr, uint32_t len,
-		 uint64_t raddr, uint32_t rkey, uint32_t inv_rkey)
+int st_post_send(struct iwarp_qp *qp, uint64_t wr_id, enum iwarp_wr_opcode op,
+		 unsigned int flags, struct iwarp_mr *mr, void *addr,
+		 uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t inv_rkey)
 {
 	struct iwarp_send_wr wr, *bad;
 	struct iwarp_sge sge;
@@ -539,8 +538,7 @@ void st_wait_mem(long base)
 {
 	/* every object was destroyed and every context closed (its engine
 	 * thread joined): nothing may remain */
-	ck_assert_msg(iw_mem_outstanding() == base,
-		      "%ld library blocks leaked",
+	ck_assert_msg(iw_mem_outstanding() == base, "%ld library blocks leaked",
 		      iw_mem_outstanding() - base);
 }
 

@@ -22,7 +22,7 @@
  * event can show that it did not: a slow machine only makes such a check
  * weaker, never makes it fail. */
 #define ST_QUIET_MS 1000
-#define ST_GUARD 0xEE    /* fill of memory nothing may touch */
+#define ST_GUARD    0xEE /* fill of memory nothing may touch */
 
 /* A CQ with its own completion channel. */
 struct st_cq {
@@ -47,17 +47,17 @@ struct st_net {
 /* One connection: client id (active), server child id, their CQs. */
 struct st_conn {
 	struct iwarp_cm_id *c, *s;
-	struct st_cq ccq, scq;  /* per-connection CQs (unless shared) */
+	struct st_cq ccq, scq;	   /* per-connection CQs (unless shared) */
 	struct st_cq *cq_c, *cq_s; /* the CQs its QPs use */
 };
 
 /* QP options of st_conn_open (zeroed = defaults). */
 struct st_qp_opts {
-	uint32_t max_send_wr;   /* default 64 */
-	uint32_t max_recv_wr;   /* default 64 */
-	struct iwarp_srq *srv_srq;  /* server QP uses this SRQ */
-	struct iwarp_pd *srv_pd;    /* server QP in this PD (default srv.pd) */
-	struct st_cq *cli_cq;   /* shared CQs instead of per-connection ones */
+	uint32_t max_send_wr;	   /* default 64 */
+	uint32_t max_recv_wr;	   /* default 64 */
+	struct iwarp_srq *srv_srq; /* server QP uses this SRQ */
+	struct iwarp_pd *srv_pd;   /* server QP in this PD (default srv.pd) */
+	struct st_cq *cli_cq; /* shared CQs instead of per-connection ones */
 	struct st_cq *srv_cq;
 	int sq_sig_all;
 };
@@ -116,8 +116,8 @@ void st_conn_close(struct st_conn *k);
 
 /* Waits (bounded) for the next CM event on |ch|, which must be |type|
  * (and for |id| unless NULL); acks it and returns its status. */
-int st_cm_expect(struct iwarp_event_channel *ch,
-		 enum iwarp_cm_event_type type, struct iwarp_cm_id *id);
+int st_cm_expect(struct iwarp_event_channel *ch, enum iwarp_cm_event_type type,
+		 struct iwarp_cm_id *id);
 
 /*
  * Polls |c| until |want| completions were read into |wc| or |ms| passed,
@@ -153,14 +153,14 @@ void st_check_fill(const uint8_t *p, size_t len, uint8_t v);
 /* Posts one receive of [addr, addr+len) in |mr| (len 0: no SGE). */
 int st_post_recv(struct iwarp_qp *qp, uint64_t wr_id, struct iwarp_mr *mr,
 		 void *addr, uint32_t len);
-int st_post_srq_recv(struct iwarp_srq *srq, uint64_t wr_id,
-		     struct iwarp_mr *mr, void *addr, uint32_t len);
+int st_post_srq_recv(struct iwarp_srq *srq, uint64_t wr_id, struct iwarp_mr *mr,
+		     void *addr, uint32_t len);
 
 /* Posts one send WR (one SGE, none when len is 0). */
-int st_post_send(struct iwarp_qp *qp, uint64_t wr_id,
-		 enum iwarp_wr_opcode op, unsigned int flags,
-		 struct iwarp_mr *mr, void *addr, uint32_t len,
-		 uint64_t raddr, uint32_t rkey, uint32_t inv_rkey);
+int st_post_send(struct iwarp_qp *qp, uint64_t wr_id, enum iwarp_wr_opcode op,
+		 unsigned int flags, struct iwarp_mr *mr, void *addr,
+		 uint32_t len, uint64_t raddr, uint32_t rkey,
+		 uint32_t inv_rkey);
 
 /* Asserts iw_mem_outstanding() is back to |base| (everything closed). */
 void st_wait_mem(long base);

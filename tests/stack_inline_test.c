@@ -29,9 +29,9 @@
 #include "util/mem.h"
 
 #define ROUNDS 40
-#define MSG 4096      /* Write payload */
-#define SMALL 64      /* Send payload */
-#define NRECV 4
+#define MSG    4096 /* Write payload */
+#define SMALL  64   /* Send payload */
+#define NRECV  4
 
 /* Private data of the server's accept: where the client writes. */
 struct adv {
@@ -45,12 +45,12 @@ struct side {
 	struct iwarp_pd *pd;
 	struct iwarp_comp_channel *cch;
 	struct iwarp_cq *cq;
-	struct iwarp_cm_id *id;   /* the connection's id */
+	struct iwarp_cm_id *id; /* the connection's id */
 	struct iwarp_mr *mr;
-	uint8_t *buf;             /* [0, MSG): Write target/source; then recvs */
+	uint8_t *buf; /* [0, MSG): Write target/source; then recvs */
 	uint16_t port;
-	char err[256];            /* first failure, "" if none */
-	int cq_events;            /* get_cq_event calls that returned an event */
+	char err[256]; /* first failure, "" if none */
+	int cq_events; /* get_cq_event calls that returned an event */
 	/* the client's async-event thread: its result */
 	int async_rc;
 	struct iwarp_async_event async_ev;
@@ -241,13 +241,16 @@ static bool server_run(struct side *s)
 		/* the client's Write, then its Send */
 		if (!cq_wait(s, wc, 1))
 			return false;
-		FAILIF(s, wc[0].status != IWARP_WC_SUCCESS ||
-				  wc[0].opcode != IWARP_WC_RECV,
-		       "round %d: recv %s", r, iwarp_wc_status_str(wc[0].status));
+		FAILIF(s,
+		       wc[0].status != IWARP_WC_SUCCESS ||
+			       wc[0].opcode != IWARP_WC_RECV,
+		       "round %d: recv %s", r,
+		       iwarp_wc_status_str(wc[0].status));
 		slot = (int)wc[0].wr_id;
-		FAILIF(s, s->buf[MSG + (size_t)slot * SMALL] != (uint8_t)r ||
-				  s->buf[0] != (uint8_t)(r + 1) ||
-				  s->buf[MSG - 1] != (uint8_t)(r + 1),
+		FAILIF(s,
+		       s->buf[MSG + (size_t)slot * SMALL] != (uint8_t)r ||
+			       s->buf[0] != (uint8_t)(r + 1) ||
+			       s->buf[MSG - 1] != (uint8_t)(r + 1),
 		       "round %d: data %u/%u", r, s->buf[0],
 		       s->buf[MSG + (size_t)slot * SMALL]);
 		if (!post_recv(s, slot))
@@ -256,8 +259,9 @@ static bool server_run(struct side *s)
 		if (!post_send_small(s, 1000 + (uint64_t)r) ||
 		    !cq_wait(s, wc, 1))
 			return false;
-		FAILIF(s, wc[0].status != IWARP_WC_SUCCESS ||
-				  wc[0].wr_id != 1000 + (uint64_t)r,
+		FAILIF(s,
+		       wc[0].status != IWARP_WC_SUCCESS ||
+			       wc[0].wr_id != 1000 + (uint64_t)r,
 		       "round %d: send %s", r,
 		       iwarp_wc_status_str(wc[0].status));
 	}
@@ -360,8 +364,8 @@ static bool client_run(struct side *s)
 				continue;
 			}
 			slot = (int)wc[0].wr_id;
-			FAILIF(s, s->buf[MSG + (size_t)slot * SMALL] !=
-					  (uint8_t)r,
+			FAILIF(s,
+			       s->buf[MSG + (size_t)slot * SMALL] != (uint8_t)r,
 			       "round %d: reply %u", r,
 			       s->buf[MSG + (size_t)slot * SMALL]);
 			if (!post_recv(s, slot))
@@ -382,8 +386,9 @@ static bool client_run(struct side *s)
 	FAILIF(s, s->async_ev.element.qp != s->id->qp,
 	       "async %s for another element",
 	       iwarp_event_type_str(s->async_ev.event_type));
-	FAILIF(s, s->async_ev.event_type != IWARP_EVENT_QP_ACCESS_ERR &&
-			  s->async_ev.event_type != IWARP_EVENT_QP_FATAL,
+	FAILIF(s,
+	       s->async_ev.event_type != IWARP_EVENT_QP_ACCESS_ERR &&
+		       s->async_ev.event_type != IWARP_EVENT_QP_FATAL,
 	       "async %s", iwarp_event_type_str(s->async_ev.event_type));
 	FAILIF(s, s->id->qp->state != IWARP_QPS_ERR, "QP state %d",
 	       s->id->qp->state);
@@ -412,9 +417,9 @@ START_TEST(test_inline_event_driven)
 
 	side_open(&srv);
 	side_open(&cli);
-	ck_assert_int_eq(iwarp_cm_create_id(srv.ech, srv.ctx, &l, NULL,
-					    IWARP_PS_TCP),
-			 0);
+	ck_assert_int_eq(
+		iwarp_cm_create_id(srv.ech, srv.ctx, &l, NULL, IWARP_PS_TCP),
+		0);
 	ck_assert_int_eq(iwarp_cm_getaddr("127.0.0.1", 0, &ss), 0);
 	ck_assert_int_eq(iwarp_cm_bind_addr(l, (struct sockaddr *)&ss), 0);
 	ck_assert_int_eq(iwarp_cm_listen(l, 4), 0);

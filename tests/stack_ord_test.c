@@ -116,9 +116,8 @@ START_TEST(test_read_refused_with_ord0)
 	cq = _i ? k.cq_s : k.cq_c;
 	mine = _i ? &bs : &bc;
 	peer = _i ? &bc : &bs;
-	ck_assert_int_eq(iwarp_query_qp(qp, &qa, IWARP_QP_MAX_QP_RD_ATOMIC,
-					&ia),
-			 0);
+	ck_assert_int_eq(
+		iwarp_query_qp(qp, &qa, IWARP_QP_MAX_QP_RD_ATOMIC, &ia), 0);
 	ck_assert_int_eq(qa.max_rd_atomic, 0);
 	/* RFC 5044 §7.1: the responder sends only after the first FPDU of
 	 * the initiator: the client writes once first */

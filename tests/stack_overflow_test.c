@@ -18,8 +18,8 @@
 #include "testutil.h"
 #include "util/mem.h"
 
-#define CQE 2    /* the small CQ */
-#define NWR 6    /* completions aimed at it: CQE fit, then overflow */
+#define CQE 2 /* the small CQ */
+#define NWR 6 /* completions aimed at it: CQE fit, then overflow */
 #define LEN 256
 
 /* Acks CM events of |ch| until TIMEWAIT_EXIT of |id| (the connection is
@@ -84,12 +84,11 @@ START_TEST(test_cq_overflow_fails_qp)
 					 0);
 	}
 	for (i = 0; i < NWR; i++) {
-		int prc = st_post_send(k.c->qp, 100 + (uint64_t)i,
-				       recv_side ? IWARP_WR_SEND :
-						   IWARP_WR_RDMA_WRITE,
-				       IWARP_SEND_SIGNALED, bc.mr, bc.p, LEN,
-				       (uintptr_t)(bs.p + i * LEN),
-				       bs.mr->rkey, 0);
+		int prc = st_post_send(
+			k.c->qp, 100 + (uint64_t)i,
+			recv_side ? IWARP_WR_SEND : IWARP_WR_RDMA_WRITE,
+			IWARP_SEND_SIGNALED, bc.mr, bc.p, LEN,
+			(uintptr_t)(bs.p + i * LEN), bs.mr->rkey, 0);
 
 		/* the sender's own small CQ may overflow while it still
 		 * posts: its QP is then in ERR and a post whose flush
@@ -117,8 +116,8 @@ START_TEST(test_cq_overflow_fails_qp)
 	ck_assert_int_eq(got, CQE);
 	for (i = 0; i < got; i++) {
 		ck_assert_int_eq(wc[i].status, IWARP_WC_SUCCESS);
-		ck_assert_uint_eq(wc[i].wr_id, recv_side ? (uint64_t)i :
-							   100 + (uint64_t)i);
+		ck_assert_uint_eq(wc[i].wr_id,
+				  recv_side ? (uint64_t)i : 100 + (uint64_t)i);
 	}
 
 	drain_until_timewait(n.cli.ech, k.c);

@@ -22,9 +22,9 @@ struct sp_tap {
 	struct sp_pair *pair;
 	const struct iovec *tx_iov;
 	int tx_cnt;
-	uint8_t *cap;         /* under pair->lock */
+	uint8_t *cap; /* under pair->lock */
 	size_t len, size;
-	bool gone;            /* destroyed: capture kept for the test */
+	bool gone; /* destroyed: capture kept for the test */
 };
 
 static void tap_rx_complete(void *up, ssize_t res)
@@ -47,8 +47,8 @@ static void tap_tx_complete(void *up, ssize_t res)
 		ck_assert_ptr_nonnull(t->cap);
 	}
 	for (i = 0; i < t->tx_cnt && left; i++) {
-		size_t k = t->tx_iov[i].iov_len < left ? t->tx_iov[i].iov_len :
-							 left;
+		size_t k = t->tx_iov[i].iov_len < left ? t->tx_iov[i].iov_len
+						       : left;
 
 		memcpy(t->cap + t->len, t->tx_iov[i].iov_base, k);
 		t->len += k;
@@ -233,11 +233,10 @@ static void setup_fn(void *arg)
 		ck_assert_ptr_nonnull(ep);
 		close_args[i].p = p;
 		close_args[i].i = i;
-		p->s[i].conn = qp_conn_create(qp_from_pub(p->s[i].qp), &n,
-					      i == 0,
-					      su->o->fpdu_max ? su->o->fpdu_max :
-								1448,
-					      sp_on_close, &close_args[i]);
+		p->s[i].conn =
+			qp_conn_create(qp_from_pub(p->s[i].qp), &n, i == 0,
+				       su->o->fpdu_max ? su->o->fpdu_max : 1448,
+				       sp_on_close, &close_args[i]);
 		ck_assert_ptr_nonnull(p->s[i].conn);
 		ck_assert_int_eq(qp_conn_attach_ep(p->s[i].conn, ep, NULL, 0),
 				 0);
@@ -281,10 +280,10 @@ void sp_open(struct sp_pair *p, const struct sp_opts *o)
 		at.qp_access_flags = IWARP_ACCESS_LOCAL_WRITE |
 				     IWARP_ACCESS_REMOTE_WRITE |
 				     IWARP_ACCESS_REMOTE_READ;
-		ck_assert_int_eq(iwarp_modify_qp(p->s[i].qp, &at,
-						 IWARP_QP_STATE |
-							 IWARP_QP_ACCESS_FLAGS),
-				 0);
+		ck_assert_int_eq(
+			iwarp_modify_qp(p->s[i].qp, &at,
+					IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS),
+			0);
 	}
 	ck_assert_int_eq(engine_call_sync(p->ctx->engine, setup_fn, &su), 0);
 	ck_assert_int_eq(su.rc, 0);

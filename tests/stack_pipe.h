@@ -37,10 +37,10 @@ struct sp_side {
 /* Options of sp_open (zeroed = no CRC, no markers, no faults). */
 struct sp_opts {
 	bool crc, markers;
-	uint32_t fpdu_max;   /* 0 = 1448 */
-	size_t pipe_cap;     /* 0 = 64 KiB per direction */
-	uint32_t max_wr;     /* 0 = 64 */
-	bool fault[2];       /* wrap side i's transport with cfg[i] */
+	uint32_t fpdu_max; /* 0 = 1448 */
+	size_t pipe_cap;   /* 0 = 64 KiB per direction */
+	uint32_t max_wr;   /* 0 = 64 */
+	bool fault[2];	   /* wrap side i's transport with cfg[i] */
 	struct io_fault_cfg cfg[2];
 };
 

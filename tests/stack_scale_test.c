@@ -16,8 +16,8 @@
 #include "util/mem.h"
 
 #define NSRQ_QP 4
-#define SLOT 2048
-#define NSLOT 32
+#define SLOT	2048
+#define NSLOT	32
 
 START_TEST(test_srq_shared)
 {
@@ -72,8 +72,7 @@ START_TEST(test_srq_shared)
 			iw_test_fill(m, len, (uint64_t)(i * 100 + j));
 			m[0] = (uint8_t)i;
 			m[1] = (uint8_t)j;
-			ck_assert_int_eq(st_post_send(k[i].c->qp,
-						      (uint64_t)j,
+			ck_assert_int_eq(st_post_send(k[i].c->qp, (uint64_t)j,
 						      IWARP_WR_SEND,
 						      IWARP_SEND_SIGNALED,
 						      cb.mr, m, len, 0, 0, 0),
@@ -132,7 +131,7 @@ START_TEST(test_srq_shared)
 END_TEST
 
 #define MANY 64
-#define PER (16 * 1024) /* per-connection region */
+#define PER  (16 * 1024) /* per-connection region */
 
 START_TEST(test_64_qps)
 {
@@ -169,8 +168,8 @@ START_TEST(test_64_qps)
 
 		iw_test_fill(cp, PER / 2, (uint64_t)i);
 		iw_test_fill(sp + PER / 2, PER / 2, 1000u + (uint64_t)i);
-		ck_assert_int_eq(st_post_recv(k[i].s->qp, (uint64_t)i, s.mr,
-					      sp, PER / 4),
+		ck_assert_int_eq(st_post_recv(k[i].s->qp, (uint64_t)i, s.mr, sp,
+					      PER / 4),
 				 0);
 	}
 	for (i = 0; i < MANY; i++) {

@@ -24,9 +24,9 @@
 #include "testutil.h"
 #include "util/mem.h"
 
-#define MSG ((size_t)256 << 10)
+#define MSG   ((size_t)256 << 10)
 #define NRECV 24
-#define NWR 72
+#define NWR   72
 
 /* Checks |n| completions of one queue: wr_ids |first|.. in order, a
  * success prefix then flushes; returns the number of successes. */
@@ -86,16 +86,16 @@ START_TEST(test_disconnect_in_flight)
 	for (i = 0; i < NWR; i++) {
 		int kind = i % 3;
 
-		ck_assert_int_eq(
-			st_post_send(k.c->qp, (uint64_t)i,
-				     kind == 0 ? IWARP_WR_SEND :
-				     kind == 1 ? IWARP_WR_RDMA_WRITE :
-						 IWARP_WR_RDMA_READ,
-				     IWARP_SEND_SIGNALED, c.mr,
-				     kind == 2 ? c.p + MSG : c.p, (uint32_t)MSG,
-				     (uintptr_t)(s.p + NRECV * MSG), s.mr->rkey,
-				     0),
-			0);
+		ck_assert_int_eq(st_post_send(k.c->qp, (uint64_t)i,
+					      kind == 0	  ? IWARP_WR_SEND
+					      : kind == 1 ? IWARP_WR_RDMA_WRITE
+							  : IWARP_WR_RDMA_READ,
+					      IWARP_SEND_SIGNALED, c.mr,
+					      kind == 2 ? c.p + MSG : c.p,
+					      (uint32_t)MSG,
+					      (uintptr_t)(s.p + NRECV * MSG),
+					      s.mr->rkey, 0),
+				 0);
 	}
 	if (destroy) {
 		/* the client goes away without a word: its WRs are flushed
@@ -113,11 +113,10 @@ START_TEST(test_disconnect_in_flight)
 		st_conn_disconnect(&n, &k, from_server);
 		st_poll_n(k.cq_c, wc, NWR);
 		for (i = 0; i < NWR; i++)
-			ck_assert_int_eq(wc[i].opcode, i % 3 == 0 ?
-							       IWARP_WC_SEND :
-						       i % 3 == 1 ?
-							       IWARP_WC_RDMA_WRITE :
-							       IWARP_WC_RDMA_READ);
+			ck_assert_int_eq(wc[i].opcode,
+					 i % 3 == 0   ? IWARP_WC_SEND
+					 : i % 3 == 1 ? IWARP_WC_RDMA_WRITE
+						      : IWARP_WC_RDMA_READ);
 		check_prefix(wc, NWR, 0, false);
 		st_cq_empty(k.cq_c);
 	}
@@ -140,25 +139,24 @@ START_TEST(test_disconnect_in_flight)
 		/* the side that ended it raises no event; its peer may see the
 		 * stream end inside a message: at most "stream lost" (LLP
 		 * 0x01, RFC 5044 §8) on the peer's QP */
-		struct iwarp_context *ender = from_server && !destroy ?
-						      n.srv.ctx :
-						      n.cli.ctx;
-		struct iwarp_context *peer = ender == n.srv.ctx ? n.cli.ctx :
-								  n.srv.ctx;
+		struct iwarp_context *ender =
+			from_server && !destroy ? n.srv.ctx : n.cli.ctx;
+		struct iwarp_context *peer =
+			ender == n.srv.ctx ? n.cli.ctx : n.srv.ctx;
 
 		/* watched for ST_QUIET_MS: no later event could show it */
 		ck_assert(!st_async_wait(ender, &ev, ST_QUIET_MS));
 		while (st_async_wait(peer, &ev, ST_QUIET_MS))
-			ck_assert_msg(ev.event_type == IWARP_EVENT_QP_FATAL &&
-					      ev.term.layer ==
-						      IWARP_TERM_LAYER_LLP &&
-					      ev.term.ecode ==
-						      IWARP_LLP_ECODE_STREAM_LOST,
-				      "peer event %s, cause %s",
-				      iwarp_event_type_str(ev.event_type),
-				      iwarp_term_strerror(ev.term.layer,
-							  ev.term.etype,
-							  ev.term.ecode));
+			ck_assert_msg(
+				ev.event_type == IWARP_EVENT_QP_FATAL &&
+					ev.term.layer == IWARP_TERM_LAYER_LLP &&
+					ev.term.ecode ==
+						IWARP_LLP_ECODE_STREAM_LOST,
+				"peer event %s, cause %s",
+				iwarp_event_type_str(ev.event_type),
+				iwarp_term_strerror(ev.term.layer,
+						    ev.term.etype,
+						    ev.term.ecode));
 	}
 	st_conn_close(&k);
 	st_buf_free(&c);
@@ -177,7 +175,8 @@ static void deny_io_uring(int err)
 			 offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K,
-			 SECCOMP_RET_ERRNO | ((uint32_t)err & SECCOMP_RET_DATA)),
+			 SECCOMP_RET_ERRNO |
+				 ((uint32_t)err & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {

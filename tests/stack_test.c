@@ -22,12 +22,12 @@
 #include "verbs/verbs.h"
 
 #define MAXLEN ((size_t)8 << 20)
-#define OFF 64   /* guard bytes before every target */
-#define TAIL 64  /* guard bytes after every target */
+#define OFF    64 /* guard bytes before every target */
+#define TAIL   64 /* guard bytes after every target */
 #define BUFLEN (OFF + MAXLEN + TAIL)
 
-static const uint32_t sizes[] = {0,    1,    3,     4,       511,      512,
-				 513,  4095, 65536, 1u << 20, 8u << 20};
+static const uint32_t sizes[] = {0,   1,    3,	   4,	     511,     512,
+				 513, 4095, 65536, 1u << 20, 8u << 20};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 enum op {
@@ -119,8 +119,8 @@ static void data_eq(const uint8_t *got, const uint8_t *want, uint32_t len)
 		return;
 	for (i = 0; got[i] == want[i]; i++)
 		;
-	ck_abort_msg("data differs at %u of %u: 0x%02x, wanted 0x%02x", i,
-		     len, got[i], want[i]);
+	ck_abort_msg("data differs at %u of %u: 0x%02x, wanted 0x%02x", i, len,
+		     got[i], want[i]);
 }
 
 /* Send-family op (Send, SE, Invalidate, inline) of |len| octets. */
@@ -141,9 +141,9 @@ static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
 
 	memset(f->sdst.p, ST_GUARD, OFF + (size_t)len + TAIL);
 	fill(src, len, seed);
-	ck_assert_int_eq(st_post_recv(sqp, wr, f->sdst.mr, f->sdst.p + OFF,
-				      len + TAIL),
-			 0);
+	ck_assert_int_eq(
+		st_post_recv(sqp, wr, f->sdst.mr, f->sdst.p + OFF, len + TAIL),
+		0);
 	switch (op) {
 	case OP_SEND_SE:
 		flags |= IWARP_SEND_SOLICITED;
@@ -153,7 +153,8 @@ static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
 		/* a bound type 2 window of the receiver, in the QP's PD
 		 * (only those may be invalidated remotely) */
 		st_buf_reg(&inv, f->n.srv.pd, 64,
-			   IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
+			   IWARP_ACCESS_LOCAL_WRITE |
+				   IWARP_ACCESS_REMOTE_WRITE |
 				   IWARP_ACCESS_MW_BIND);
 		inv_mw = iwarp_alloc_mw(f->n.srv.pd, IWARP_MW_TYPE_2);
 		ck_assert_ptr_nonnull(inv_mw);
@@ -169,11 +170,10 @@ static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
 		inv_rkey = inv_mw->rkey;
 		wop = IWARP_WR_SEND_WITH_INV;
 		wflags = IWARP_WC_WITH_INV;
-		ck_assert_int_eq(mr_check_remote(f->n.srv.ctx, inv_rkey,
-						 f->n.srv.pd, 0,
-						 (uintptr_t)inv.p, 1, false,
-						 NULL),
-				 0);
+		ck_assert_int_eq(
+			mr_check_remote(f->n.srv.ctx, inv_rkey, f->n.srv.pd, 0,
+					(uintptr_t)inv.p, 1, false, NULL),
+			0);
 		break;
 	case OP_INLINE:
 		ck_assert_uint_le(len, sizeof(inl));
@@ -200,11 +200,10 @@ static void do_send(struct fix *f, enum op op, uint32_t len, uint64_t seed)
 	if (op == OP_SEND_INV) {
 		ck_assert_uint_eq(wc.invalidated_rkey, inv_rkey);
 		/* the STag is invalid from now on */
-		ck_assert_int_eq(mr_check_remote(f->n.srv.ctx, inv_rkey,
-						 f->n.srv.pd, 0,
-						 (uintptr_t)inv.p, 1, false,
-						 NULL),
-				 IWARP_ERR_RDMAP_STAG);
+		ck_assert_int_eq(
+			mr_check_remote(f->n.srv.ctx, inv_rkey, f->n.srv.pd, 0,
+					(uintptr_t)inv.p, 1, false, NULL),
+			IWARP_ERR_RDMAP_STAG);
 		ck_assert_int_eq(iwarp_dealloc_mw(inv_mw), 0);
 		st_buf_free(&inv);
 	}
@@ -226,12 +225,11 @@ static void do_write(struct fix *f, uint32_t len, uint64_t seed)
 	memset(f->sdst.p, ST_GUARD, OFF + (size_t)len + TAIL);
 	fill(f->csrc.p + OFF, len, seed);
 	ck_assert_int_eq(st_post_recv(sqp, wr, NULL, NULL, 0), 0);
-	ck_assert_int_eq(st_post_send(cqp, ww, IWARP_WR_RDMA_WRITE,
-				      IWARP_SEND_SIGNALED, f->csrc.mr,
-				      f->csrc.p + OFF, len,
-				      (uintptr_t)(f->sdst.p + OFF),
-				      f->sdst.mr->rkey, 0),
-			 0);
+	ck_assert_int_eq(
+		st_post_send(cqp, ww, IWARP_WR_RDMA_WRITE, IWARP_SEND_SIGNALED,
+			     f->csrc.mr, f->csrc.p + OFF, len,
+			     (uintptr_t)(f->sdst.p + OFF), f->sdst.mr->rkey, 0),
+		0);
 	ck_assert_int_eq(st_post_send(cqp, ws, IWARP_WR_SEND,
 				      IWARP_SEND_SIGNALED, NULL, NULL, 0, 0, 0,
 				      0),
@@ -254,12 +252,11 @@ static void do_read(struct fix *f, uint32_t len, uint64_t seed)
 
 	memset(f->cdst.p, ST_GUARD, OFF + (size_t)len + TAIL);
 	fill(f->ssrc.p + OFF, len, seed);
-	ck_assert_int_eq(st_post_send(cqp, wr, IWARP_WR_RDMA_READ,
-				      IWARP_SEND_SIGNALED, f->cdst.mr,
-				      f->cdst.p + OFF, len,
-				      (uintptr_t)(f->ssrc.p + OFF),
-				      f->ssrc.mr->rkey, 0),
-			 0);
+	ck_assert_int_eq(
+		st_post_send(cqp, wr, IWARP_WR_RDMA_READ, IWARP_SEND_SIGNALED,
+			     f->cdst.mr, f->cdst.p + OFF, len,
+			     (uintptr_t)(f->ssrc.p + OFF), f->ssrc.mr->rkey, 0),
+		0);
 	st_poll_n(f->k.cq_c, &wc, 1);
 	st_wc_check(&wc, wr, IWARP_WC_SUCCESS, IWARP_WC_RDMA_READ, len, 0);
 	data_eq(f->cdst.p + OFF, f->ssrc.p + OFF, len);
@@ -305,12 +302,11 @@ START_TEST(test_all_ops)
 				} else {
 					/* beyond the inline limit: refused */
 					ck_assert_int_eq(
-						st_post_send(
-							f->k.c->qp, 0,
-							IWARP_WR_SEND,
-							IWARP_SEND_INLINE,
-							NULL, f->csrc.p, len,
-							0, 0, 0),
+						st_post_send(f->k.c->qp, 0,
+							     IWARP_WR_SEND,
+							     IWARP_SEND_INLINE,
+							     NULL, f->csrc.p,
+							     len, 0, 0, 0),
 						-EINVAL);
 				}
 				break;
@@ -371,11 +367,11 @@ START_TEST(test_pipelined)
 		pos += lens[i] + 8;
 		sig[i] = (int)(iw_test_rand(&rnd) & 1) || i == N - 1;
 		if (ops[i] == OP_SEND) {
-			ck_assert_int_eq(st_post_recv(f->k.s->qp, 1000u + (uint64_t)i,
-						      f->sdst.mr,
-						      f->sdst.p + OFF + off[i],
-						      lens[i]),
-					 0);
+			ck_assert_int_eq(
+				st_post_recv(f->k.s->qp, 1000u + (uint64_t)i,
+					     f->sdst.mr,
+					     f->sdst.p + OFF + off[i], lens[i]),
+				0);
 			nrecv++;
 		}
 	}
@@ -422,9 +418,9 @@ START_TEST(test_pipelined)
 			if (!sig[i])
 				continue;
 			st_wc_check(&wc[j], (uint64_t)i, IWARP_WC_SUCCESS,
-				    ops[i] == OP_WRITE  ? IWARP_WC_RDMA_WRITE :
-				    ops[i] == OP_READ ? IWARP_WC_RDMA_READ :
-							  IWARP_WC_SEND,
+				    ops[i] == OP_WRITE	? IWARP_WC_RDMA_WRITE
+				    : ops[i] == OP_READ ? IWARP_WC_RDMA_READ
+							: IWARP_WC_SEND,
 				    lens[i], 0);
 			j++;
 		}
@@ -489,22 +485,20 @@ START_TEST(test_solicited_notify)
 
 	ck_assert_ptr_nonnull(f);
 	fix_open(f, 2, 1, 0);
-	ck_assert_int_eq(st_post_recv(f->k.s->qp, 1, f->sdst.mr, f->sdst.p,
-				      64),
+	ck_assert_int_eq(st_post_recv(f->k.s->qp, 1, f->sdst.mr, f->sdst.p, 64),
 			 0);
-	ck_assert_int_eq(st_post_recv(f->k.s->qp, 2, f->sdst.mr,
-				      f->sdst.p + 64, 64),
-			 0);
+	ck_assert_int_eq(
+		st_post_recv(f->k.s->qp, 2, f->sdst.mr, f->sdst.p + 64, 64), 0);
 	ck_assert_int_eq(iwarp_req_notify_cq(f->k.cq_s->cq, 1), 0);
 	ck_assert_int_eq(st_post_send(f->k.c->qp, 11, IWARP_WR_SEND,
 				      IWARP_SEND_SIGNALED, f->csrc.mr,
 				      f->csrc.p, 10, 0, 0, 0),
 			 0);
-	ck_assert_int_eq(st_post_send(f->k.c->qp, 12, IWARP_WR_SEND,
-				      IWARP_SEND_SIGNALED |
-					      IWARP_SEND_SOLICITED,
-				      f->csrc.mr, f->csrc.p, 20, 0, 0, 0),
-			 0);
+	ck_assert_int_eq(
+		st_post_send(f->k.c->qp, 12, IWARP_WR_SEND,
+			     IWARP_SEND_SIGNALED | IWARP_SEND_SOLICITED,
+			     f->csrc.mr, f->csrc.p, 20, 0, 0, 0),
+		0);
 	pfd.fd = f->k.cq_s->ch->fd;
 	pfd.events = POLLIN;
 	ck_assert_int_eq(poll(&pfd, 1, ST_WAIT_MS), 1);
@@ -545,8 +539,7 @@ START_TEST(test_responder_first)
 	a.responder_tx_wait_ms = _i ? 150 : 0;
 	fix_open_attr(f, &a);
 	fill(f->ssrc.p, 32, 5);
-	ck_assert_int_eq(st_post_recv(f->k.c->qp, 1, f->cdst.mr, f->cdst.p,
-				      64),
+	ck_assert_int_eq(st_post_recv(f->k.c->qp, 1, f->cdst.mr, f->cdst.p, 64),
 			 0);
 	ck_assert_int_eq(st_post_send(f->k.s->qp, 2, IWARP_WR_SEND,
 				      IWARP_SEND_SIGNALED, f->ssrc.mr,
@@ -560,9 +553,9 @@ START_TEST(test_responder_first)
 		/* nothing arrives before the client's first FPDU: watched
 		 * for ST_QUIET_MS (a slow machine only weakens this) */
 		ck_assert_int_eq(st_poll(f->k.cq_c, wc, 1, ST_QUIET_MS), 0);
-		ck_assert_int_eq(st_post_recv(f->k.s->qp, 3, f->sdst.mr,
-					      f->sdst.p, 64),
-				 0);
+		ck_assert_int_eq(
+			st_post_recv(f->k.s->qp, 3, f->sdst.mr, f->sdst.p, 64),
+			0);
 		ck_assert_int_eq(st_post_send(f->k.c->qp, 4, IWARP_WR_SEND,
 					      IWARP_SEND_SIGNALED, f->csrc.mr,
 					      f->csrc.p, 8, 0, 0, 0),

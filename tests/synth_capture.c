@@ -51,8 +51,8 @@ static void die(const char *what, int rc)
 }
 
 /* Frames one ULPDU (header + payload) as one FPDU in its own segment. */
-static void send_fpdu(struct conn *c, int from, const uint8_t *hdr, size_t hdr_len,
-		      const uint8_t *data, size_t len)
+static void send_fpdu(struct conn *c, int from, const uint8_t *hdr,
+		      size_t hdr_len, const uint8_t *data, size_t len)
 {
 	static struct mpa_tx_scratch scratch;
 	static struct iovec iov[MPA_TX_IOV_MAX(2, MPA_MAX_FPDU_MARKERS)];
@@ -73,12 +73,14 @@ static void send_fpdu(struct conn *c, int from, const uint8_t *hdr, size_t hdr_l
 	n = pcapw_send(&c->pc, from, wire, off);
 	if (n < 0)
 		die("pcapw_send", n);
-	fprintf(c->expect, "%d %d %u %zu\n", c->id, from, hdr[1] & 0x0fu, hdr_len + len);
+	fprintf(c->expect, "%d %d %u %zu\n", c->id, from, hdr[1] & 0x0fu,
+		hdr_len + len);
 }
 
 /* Segments and sends one message; tagged when |stag| != 0 for opcode 0/2. */
 static void send_msg(struct conn *c, int from, uint8_t opcode, uint32_t stag,
-		     uint64_t to, uint32_t inv, const uint8_t *data, uint32_t len)
+		     uint64_t to, uint32_t inv, const uint8_t *data,
+		     uint32_t len)
 {
 	struct side *s = &c->s[from];
 	struct ddp_seg_iter it;
@@ -93,7 +95,8 @@ static void send_msg(struct conn *c, int from, uint8_t opcode, uint32_t stag,
 
 		rc = ddp_tx_msn_alloc(&s->q, qn, &msn);
 		if (!rc)
-			rc = ddp_seg_init_untagged(&it, opcode, qn, msn, inv, len);
+			rc = ddp_seg_init_untagged(&it, opcode, qn, msn, inv,
+						   len);
 	}
 	if (rc)
 		die("ddp_seg_init", rc);
@@ -107,7 +110,8 @@ static void send_msg(struct conn *c, int from, uint8_t opcode, uint32_t stag,
 			die("ddp_seg_next", rc);
 		if (rc == 0)
 			break;
-		send_fpdu(c, from, seg.hdr_bytes, seg.hdr_len, data + seg.offset, seg.len);
+		send_fpdu(c, from, seg.hdr_bytes, seg.hdr_len,
+			  data + seg.offset, seg.len);
 	}
 }
 
@@ -137,7 +141,8 @@ static void send_rr(struct conn *c, int from, int rev, bool markers, bool crc,
 		die("pcapw_send", n);
 }
 
-static void run_conn(struct pcapw *w, FILE *expect, int id, int rev, bool markers, bool crc)
+static void run_conn(struct pcapw *w, FILE *expect, int id, int rev,
+		     bool markers, bool crc)
 {
 	struct conn c;
 	struct rdmap_rreq rr = {0x2201, 0x10000, 64, 0x3301, 0x20000};
@@ -153,7 +158,8 @@ static void run_conn(struct pcapw *w, FILE *expect, int id, int rev, bool marker
 	send_rr(&c, 0, rev, markers, crc, false);
 	send_rr(&c, 1, rev, markers, crc, true);
 	for (i = 0; i < 2; i++) {
-		/* markers toward a side exist when that side set M (both did) */
+		/* markers toward a side exist when that side set M (both did)
+		 */
 		if (mpa_tx_init(&c.s[i].tx, markers, crc, 0))
 			die("mpa_tx_init", 0);
 		ddp_tx_queues_init(&c.s[i].q);
@@ -163,7 +169,8 @@ static void run_conn(struct pcapw *w, FILE *expect, int id, int rev, bool marker
 	send_msg(&c, 0, RDMAP_OP_SEND, 0, 0, 0, ctl, sizeof(ctl));
 	n = (int)rdmap_rreq_msg_encode(rrmsg, 1, &rr);
 	send_fpdu(&c, 1, rrmsg, (size_t)n, NULL, 0);
-	send_msg(&c, 0, RDMAP_OP_READ_RESPONSE, rr.sink_stag, rr.sink_to, 0, payload, rr.size);
+	send_msg(&c, 0, RDMAP_OP_READ_RESPONSE, rr.sink_stag, rr.sink_to, 0,
+		 payload, rr.size);
 	send_msg(&c, 1, RDMAP_OP_SEND, 0, 0, 0, ctl, 4);
 	/* sizes around marker and segment boundaries */
 	send_msg(&c, 0, RDMAP_OP_WRITE, 0x4401, 0x1000, 0, payload, 3000);

@@ -110,8 +110,8 @@ uint32_t iw_test_crc32c_ref(const uint8_t *p, size_t len)
 size_t iw_test_llp_term(uint8_t *out, uint8_t ecode, bool crc, bool markers)
 {
 	static const uint8_t body[24] = {
-		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0, 0,    0, 2,
-		0,    0,	0,    1,    0, 0, 0, 0, 0x20, 0, 0, 0,
+		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0,	  0, 0, 2,
+		0,    0,    0,	  1,	0, 0, 0, 0, 0x20, 0, 0, 0,
 	};
 	size_t n = 0;
 	uint32_t c;

@@ -201,8 +201,8 @@ static void post_one(struct iwarp_qp *qp, enum iwarp_wr_opcode op, uint64_t id,
 }
 
 /* Send, RDMA Write and RDMA Read of XFER bytes each, data checked. */
-static void traffic(struct cmt_side *srv, struct cmt_side *cli, struct iwarp_cm_id *s,
-		    struct iwarp_cm_id *c)
+static void traffic(struct cmt_side *srv, struct cmt_side *cli,
+		    struct iwarp_cm_id *s, struct iwarp_cm_id *c)
 {
 	int acc = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
 		  IWARP_ACCESS_REMOTE_READ;

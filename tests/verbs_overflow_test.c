@@ -41,8 +41,7 @@ static void fx_open(struct fx *f, int scqe, int rcqe)
 	f->ctx = iwarp_open_context(&a);
 	ck_assert_ptr_nonnull(f->ctx);
 	/* get_async_event must not block when the test expects nothing */
-	ck_assert_int_eq(fcntl(iwarp_async_fd(f->ctx), F_SETFL, O_NONBLOCK),
-			 0);
+	ck_assert_int_eq(fcntl(iwarp_async_fd(f->ctx), F_SETFL, O_NONBLOCK), 0);
 	f->pd = iwarp_alloc_pd(f->ctx);
 	f->scq = iwarp_create_cq(f->ctx, scqe, NULL, NULL, 0);
 	f->rcq = iwarp_create_cq(f->ctx, rcqe, NULL, NULL, 0);
@@ -62,7 +61,8 @@ static void fx_open(struct fx *f, int scqe, int rcqe)
 	for (s = IWARP_QPS_INIT; s <= IWARP_QPS_RTS; s++) {
 		memset(&qa, 0, sizeof(qa));
 		qa.qp_state = s;
-		ck_assert_int_eq(iwarp_modify_qp(f->qp, &qa, IWARP_QP_STATE), 0);
+		ck_assert_int_eq(iwarp_modify_qp(f->qp, &qa, IWARP_QP_STATE),
+				 0);
 	}
 }
 
@@ -186,12 +186,11 @@ START_TEST(test_sq_complete_overflow_fails_qp)
 	ck_assert_int_eq(post_writes(&f, 10, 5), 0);
 	ck_assert_int_eq(post_recvs(&f, 100, 3), 0);
 	/* 2 fit, the 3rd overflows */
-	ck_assert_int_eq(qp_sq_complete_rc(qp, qp->sq_tail + 1,
-					   IWARP_WC_SUCCESS),
-			 0);
-	ck_assert_int_eq(qp_sq_complete_rc(qp, qp->sq_tail + 2,
-					   IWARP_WC_SUCCESS),
-			 -ENOSPC);
+	ck_assert_int_eq(
+		qp_sq_complete_rc(qp, qp->sq_tail + 1, IWARP_WC_SUCCESS), 0);
+	ck_assert_int_eq(
+		qp_sq_complete_rc(qp, qp->sq_tail + 2, IWARP_WC_SUCCESS),
+		-ENOSPC);
 	ck_assert_int_eq(qp_cq_overflowed(qp), -ENOSPC);
 	expect_async(&f, IWARP_EVENT_CQ_ERR, f.scq);
 	ck_assert_int_eq(f.qp->state, IWARP_QPS_RTS);

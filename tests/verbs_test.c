@@ -54,7 +54,8 @@ static bool fd_readable(int fd)
 
 static void set_nonblock(int fd)
 {
-	ck_assert_int_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	ck_assert_int_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK),
+			 0);
 }
 
 /* ---- a QP fixture ---- */
@@ -486,7 +487,8 @@ START_TEST(test_mr_table_grows)
 		ck_assert_int_eq(mr_check_remote(ctx, mrs[i]->rkey, pd,
 						 IWARP_ACCESS_REMOTE_READ,
 						 (uint64_t)(uintptr_t)(buf + i),
-						 1, false, &dst), 0);
+						 1, false, &dst),
+				 0);
 		ck_assert_ptr_eq(dst, buf + i);
 	}
 	for (i = 0; i < 1000; i++)
@@ -521,13 +523,16 @@ START_TEST(test_mr_check_remote)
 	/* success: dst points at the TO */
 	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd,
 					 IWARP_ACCESS_REMOTE_WRITE, base + 10,
-					 20, true, &dst), 0);
+					 20, true, &dst),
+			 0);
 	ck_assert_ptr_eq(dst, buf + 10);
 	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd,
 					 IWARP_ACCESS_REMOTE_READ, base,
-					 sizeof(buf), false, NULL), 0);
+					 sizeof(buf), false, NULL),
+			 0);
 	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd, 0,
-					 base + sizeof(buf), 0, false, NULL), 0);
+					 base + sizeof(buf), 0, false, NULL),
+			 0);
 	/* invalid STag: 0, the RTR's 1, stale, wrong key, unknown index */
 	ck_assert_int_eq(mr_check_remote(ctx, 0, pd, 0, base, 1, false, NULL),
 			 IWARP_ERR_RDMAP_STAG);
@@ -538,16 +543,16 @@ START_TEST(test_mr_check_remote)
 	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey ^ 0x01, pd, 0, base, 1,
 					 true, NULL),
 			 IWARP_ERR_DDP_STAG);
-	ck_assert_int_eq(mr_check_remote(ctx, 0xffffff00u, pd, 0, base, 1,
-					 false, NULL),
-			 IWARP_ERR_RDMAP_STAG);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, 0xffffff00u, pd, 0, base, 1, false, NULL),
+		IWARP_ERR_RDMAP_STAG);
 	/* another PD */
-	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd2, 0, base, 1, false,
-					 NULL),
-			 IWARP_ERR_RDMAP_STAG_STREAM);
-	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd2, 0, base, 1, true,
-					 NULL),
-			 IWARP_ERR_DDP_STAG_STREAM);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, mr->rkey, pd2, 0, base, 1, false, NULL),
+		IWARP_ERR_RDMAP_STAG_STREAM);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, mr->rkey, pd2, 0, base, 1, true, NULL),
+		IWARP_ERR_DDP_STAG_STREAM);
 	/* access */
 	ck_assert_int_eq(mr_check_remote(ctx, ro->rkey, pd,
 					 IWARP_ACCESS_REMOTE_WRITE, base, 1,
@@ -560,11 +565,12 @@ START_TEST(test_mr_check_remote)
 	/* Read sink rule: REMOTE_WRITE grants LOCAL_WRITE */
 	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd,
 					 IWARP_ACCESS_LOCAL_WRITE, base, 1,
-					 true, NULL), 0);
+					 true, NULL),
+			 0);
 	/* bounds */
-	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd, 0, base - 1, 2,
-					 false, NULL),
-			 IWARP_ERR_RDMAP_BOUNDS);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, mr->rkey, pd, 0, base - 1, 2, false, NULL),
+		IWARP_ERR_RDMAP_BOUNDS);
 	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd, 0, base + 200, 57,
 					 true, NULL),
 			 IWARP_ERR_DDP_BOUNDS);
@@ -633,9 +639,9 @@ START_TEST(test_mw_table)
 	ck_assert_uint_eq(w2->handle, w2->rkey >> 8);
 	ck_assert_uint_ne(w1->rkey >> 8, w2->rkey >> 8);
 	/* unbound: no access, nothing to invalidate */
-	ck_assert_int_eq(mr_check_remote(ctx, w2->rkey, pd, 0, base, 1, false,
-					 NULL),
-			 IWARP_ERR_RDMAP_STAG);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, w2->rkey, pd, 0, base, 1, false, NULL),
+		IWARP_ERR_RDMAP_STAG);
 	ck_assert_int_eq(mr_invalidate(ctx, w2->rkey, pd),
 			 IWARP_ERR_RDMAP_INVALIDATE_OP);
 	ck_assert_int_eq(mr_local_invalidate(ctx, w2->rkey, pd), -EINVAL);
@@ -701,9 +707,8 @@ START_TEST(test_mw_table)
 	/* remote invalidation: never a region or a type 1 window */
 	ck_assert_int_eq(mr_invalidate(ctx, mr->rkey, pd),
 			 IWARP_ERR_RDMAP_INVALIDATE_OP);
-	ck_assert_int_eq(mr_check_remote(ctx, mr->rkey, pd, 0, base, 1, false,
-					 NULL),
-			 0);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, mr->rkey, pd, 0, base, 1, false, NULL), 0);
 	b.mw_stag = w1->rkey;
 	b.new_stag = iwarp_inc_rkey(w1->rkey);
 	ck_assert_int_eq(mr_mw_bind(ctx, pd, &b), 0);
@@ -719,9 +724,9 @@ START_TEST(test_mw_table)
 	ck_assert_int_eq(mr_check_remote(ctx, w1->rkey, pd, 0, base + 16, 1,
 					 false, NULL),
 			 IWARP_ERR_RDMAP_STAG);
-	ck_assert_int_eq(mr_check_remote(ctx, old, pd, 0, base + 16, 1,
-					 false, NULL),
-			 IWARP_ERR_RDMAP_STAG);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, old, pd, 0, base + 16, 1, false, NULL),
+		IWARP_ERR_RDMAP_STAG);
 	w1->rkey = b.new_stag;
 	ck_assert_int_eq(mr_check_remote(ctx, w1->rkey, pd, 0, base + 16, 1,
 					 false, NULL),
@@ -759,9 +764,9 @@ START_TEST(test_mw_table)
 	ck_assert_int_eq(mr_local_invalidate(ctx, w2->rkey, pd), 0);
 	ck_assert_int_eq(mr_local_invalidate(ctx, w2->rkey, pd), -EINVAL);
 	ck_assert_int_eq(mr_local_invalidate(ctx, ro->rkey, pd), 0);
-	ck_assert_int_eq(mr_check_remote(ctx, ro->rkey, pd, 0, base, 1, false,
-					 NULL),
-			 IWARP_ERR_RDMAP_STAG);
+	ck_assert_int_eq(
+		mr_check_remote(ctx, ro->rkey, pd, 0, base, 1, false, NULL),
+		IWARP_ERR_RDMAP_STAG);
 	/* a window bound to a region that is deallocated frees it */
 	b.mw_stag = w2->rkey;
 	b.new_stag = iwarp_inc_rkey(w2->rkey);
@@ -800,8 +805,8 @@ START_TEST(test_mr_check_local)
 	sge.addr = base + 8;
 	sge.length = 16;
 	sge.lkey = mr->lkey;
-	ck_assert_int_eq(mr_check_local(ctx, &sge, pd,
-					IWARP_ACCESS_LOCAL_WRITE), 0);
+	ck_assert_int_eq(
+		mr_check_local(ctx, &sge, pd, IWARP_ACCESS_LOCAL_WRITE), 0);
 	ck_assert_int_eq(mr_check_local(ctx, &sge, pd2, 0), -EPERM);
 	sge.lkey = mr->lkey + 1;
 	ck_assert_int_eq(mr_check_local(ctx, &sge, pd, 0), -EINVAL);
@@ -820,8 +825,9 @@ START_TEST(test_mr_check_local)
 	sge.length = 128;
 	sge.lkey = ro->lkey;
 	ck_assert_int_eq(mr_check_local(ctx, &sge, pd, 0), 0);
-	ck_assert_int_eq(mr_check_local(ctx, &sge, pd,
-					IWARP_ACCESS_LOCAL_WRITE), -EACCES);
+	ck_assert_int_eq(
+		mr_check_local(ctx, &sge, pd, IWARP_ACCESS_LOCAL_WRITE),
+		-EACCES);
 	ck_assert_int_eq(iwarp_dereg_mr(mr), 0);
 	ck_assert_int_eq(iwarp_dereg_mr(ro), 0);
 	ck_assert_int_eq(iwarp_dealloc_pd(pd), 0);
@@ -991,7 +997,8 @@ START_TEST(test_channel_notify)
 	iwarp_ack_cq_events(cq, 1);
 	iwarp_ack_cq_events(NULL, 1);
 
-	/* solicited only: a plain completion does not fire, a solicited one does */
+	/* solicited only: a plain completion does not fire, a solicited one
+	 * does */
 	ck_assert_int_eq(iwarp_req_notify_cq(cq2, 1), 0);
 	cq_push(cq_from_pub(cq2), &w, false);
 	ck_assert(!fd_readable(ch->fd));
@@ -1135,11 +1142,15 @@ START_TEST(test_strings)
 		IWARP_WC_FATAL_ERR,	 IWARP_WC_GENERAL_ERR,
 	};
 	static const enum iwarp_event_type et[] = {
-		IWARP_EVENT_CQ_ERR,	   IWARP_EVENT_QP_FATAL,
-		IWARP_EVENT_QP_REQ_ERR,	   IWARP_EVENT_QP_ACCESS_ERR,
-		IWARP_EVENT_COMM_EST,	   IWARP_EVENT_SQ_DRAINED,
+		IWARP_EVENT_CQ_ERR,
+		IWARP_EVENT_QP_FATAL,
+		IWARP_EVENT_QP_REQ_ERR,
+		IWARP_EVENT_QP_ACCESS_ERR,
+		IWARP_EVENT_COMM_EST,
+		IWARP_EVENT_SQ_DRAINED,
 		IWARP_EVENT_QP_LAST_WQE_REACHED,
-		IWARP_EVENT_SRQ_LIMIT_REACHED, IWARP_EVENT_SRQ_ERR,
+		IWARP_EVENT_SRQ_LIMIT_REACHED,
+		IWARP_EVENT_SRQ_ERR,
 	};
 	size_t i, j;
 
@@ -1193,17 +1204,38 @@ START_TEST(test_qp_create)
 	for (i = 0; i < 11; i++) {
 		bad = ia;
 		switch (i) {
-		case 0: bad.qp_type = (enum iwarp_qp_type)3; break;
-		case 1: bad.send_cq = NULL; break;
-		case 2: bad.recv_cq = NULL; break;
-		case 3: bad.cap.max_send_wr = IW_MAX_QP_WR + 1; break;
-		case 4: bad.cap.max_recv_wr = IW_MAX_QP_WR + 1; break;
-		case 5: bad.cap.max_send_sge = IW_MAX_SGE + 1; break;
-		case 6: bad.cap.max_recv_sge = IW_MAX_SGE + 1; break;
-		case 7: bad.cap.max_inline_data = IW_MAX_INLINE + 1; break;
-		case 8: bad.send_cq = cq2; break;
-		case 9: bad.recv_cq = cq2; break;
-		default: break;
+		case 0:
+			bad.qp_type = (enum iwarp_qp_type)3;
+			break;
+		case 1:
+			bad.send_cq = NULL;
+			break;
+		case 2:
+			bad.recv_cq = NULL;
+			break;
+		case 3:
+			bad.cap.max_send_wr = IW_MAX_QP_WR + 1;
+			break;
+		case 4:
+			bad.cap.max_recv_wr = IW_MAX_QP_WR + 1;
+			break;
+		case 5:
+			bad.cap.max_send_sge = IW_MAX_SGE + 1;
+			break;
+		case 6:
+			bad.cap.max_recv_sge = IW_MAX_SGE + 1;
+			break;
+		case 7:
+			bad.cap.max_inline_data = IW_MAX_INLINE + 1;
+			break;
+		case 8:
+			bad.send_cq = cq2;
+			break;
+		case 9:
+			bad.recv_cq = cq2;
+			break;
+		default:
+			break;
 		}
 		errno = 0;
 		if (i == 10)
@@ -1267,16 +1299,24 @@ START_TEST(test_qp_state_table)
 {
 	/* ibverbs qp_state_table: allowed[cur][next] */
 	static const bool allowed[7][7] = {
-		[IWARP_QPS_RESET] = {[IWARP_QPS_RESET] = 1, [IWARP_QPS_INIT] = 1,
+		[IWARP_QPS_RESET] = {[IWARP_QPS_RESET] = 1,
+				     [IWARP_QPS_INIT] = 1,
 				     [IWARP_QPS_ERR] = 1},
-		[IWARP_QPS_INIT] = {[IWARP_QPS_RESET] = 1, [IWARP_QPS_INIT] = 1,
-				    [IWARP_QPS_RTR] = 1, [IWARP_QPS_ERR] = 1},
-		[IWARP_QPS_RTR] = {[IWARP_QPS_RESET] = 1, [IWARP_QPS_RTS] = 1,
+		[IWARP_QPS_INIT] = {[IWARP_QPS_RESET] = 1,
+				    [IWARP_QPS_INIT] = 1,
+				    [IWARP_QPS_RTR] = 1,
+				    [IWARP_QPS_ERR] = 1},
+		[IWARP_QPS_RTR] = {[IWARP_QPS_RESET] = 1,
+				   [IWARP_QPS_RTS] = 1,
 				   [IWARP_QPS_ERR] = 1},
-		[IWARP_QPS_RTS] = {[IWARP_QPS_RESET] = 1, [IWARP_QPS_RTS] = 1,
-				   [IWARP_QPS_SQD] = 1, [IWARP_QPS_ERR] = 1},
-		[IWARP_QPS_SQD] = {[IWARP_QPS_RESET] = 1, [IWARP_QPS_RTS] = 1,
-				   [IWARP_QPS_SQD] = 1, [IWARP_QPS_ERR] = 1},
+		[IWARP_QPS_RTS] = {[IWARP_QPS_RESET] = 1,
+				   [IWARP_QPS_RTS] = 1,
+				   [IWARP_QPS_SQD] = 1,
+				   [IWARP_QPS_ERR] = 1},
+		[IWARP_QPS_SQD] = {[IWARP_QPS_RESET] = 1,
+				   [IWARP_QPS_RTS] = 1,
+				   [IWARP_QPS_SQD] = 1,
+				   [IWARP_QPS_ERR] = 1},
 		[IWARP_QPS_ERR] = {[IWARP_QPS_RESET] = 1, [IWARP_QPS_ERR] = 1},
 	};
 	static const enum iwarp_qp_state st[] = {
@@ -1327,52 +1367,58 @@ START_TEST(test_qp_modify_attrs)
 	a.qp_state = IWARP_QPS_INIT;
 	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE | (1 << 5)),
 			 -EINVAL);
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_CAP),
-			 -EINVAL);
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE | IWARP_QP_CAP),
+		-EINVAL);
 	a.cur_qp_state = IWARP_QPS_RTS;
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_CUR_STATE),
-			 -EINVAL);
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE | IWARP_QP_CUR_STATE),
+		-EINVAL);
 	a.qp_access_flags = 16; /* no such right */
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_ACCESS_FLAGS),
-			 -EINVAL);
-	a.qp_access_flags = IWARP_ACCESS_REMOTE_WRITE |
-			    IWARP_ACCESS_LOCAL_WRITE;
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a,
+				IWARP_QP_STATE | IWARP_QP_ACCESS_FLAGS),
+		-EINVAL);
+	a.qp_access_flags =
+		IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_LOCAL_WRITE;
 	a.cur_qp_state = IWARP_QPS_RESET;
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_CUR_STATE |
-						      IWARP_QP_ACCESS_FLAGS),
+	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a,
+					 IWARP_QP_STATE | IWARP_QP_CUR_STATE |
+						 IWARP_QP_ACCESS_FLAGS),
 			 0);
 	ck_assert_int_eq(f.qp->state, IWARP_QPS_INIT);
 	a.qp_state = IWARP_QPS_RTR;
 	a.max_dest_rd_atomic = 129;
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_MAX_DEST_RD_ATOMIC),
-			 -EINVAL);
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a,
+				IWARP_QP_STATE | IWARP_QP_MAX_DEST_RD_ATOMIC),
+		-EINVAL);
 	a.max_dest_rd_atomic = 16;
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_MAX_DEST_RD_ATOMIC),
-			 0);
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a,
+				IWARP_QP_STATE | IWARP_QP_MAX_DEST_RD_ATOMIC),
+		0);
 	a.qp_state = IWARP_QPS_RTS;
 	a.max_rd_atomic = 200;
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_MAX_QP_RD_ATOMIC),
-			 -EINVAL);
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a,
+				IWARP_QP_STATE | IWARP_QP_MAX_QP_RD_ATOMIC),
+		-EINVAL);
 	a.max_rd_atomic = 8;
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_MAX_QP_RD_ATOMIC),
-			 0);
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a,
+				IWARP_QP_STATE | IWARP_QP_MAX_QP_RD_ATOMIC),
+		0);
 	/* attribute change without a state change (RTS -> RTS) */
 	a.max_rd_atomic = 4;
 	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_MAX_QP_RD_ATOMIC),
 			 0);
 	/* no attributes on a move to ERR */
 	a.qp_state = IWARP_QPS_ERR;
-	ck_assert_int_eq(iwarp_modify_qp(f.qp, &a, IWARP_QP_STATE |
-						      IWARP_QP_MAX_QP_RD_ATOMIC),
-			 -EINVAL);
+	ck_assert_int_eq(
+		iwarp_modify_qp(f.qp, &a,
+				IWARP_QP_STATE | IWARP_QP_MAX_QP_RD_ATOMIC),
+		-EINVAL);
 	ck_assert_int_eq(iwarp_query_qp(NULL, &q, 0, &ia), -EINVAL);
 	ck_assert_int_eq(iwarp_query_qp(f.qp, NULL, 0, &ia), -EINVAL);
 	ck_assert_int_eq(iwarp_query_qp(f.qp, &q, 0, NULL), -EINVAL);
@@ -1381,8 +1427,8 @@ START_TEST(test_qp_modify_attrs)
 	ck_assert_int_eq(q.cur_qp_state, IWARP_QPS_RTS);
 	ck_assert_uint_eq(q.max_rd_atomic, 4);
 	ck_assert_uint_eq(q.max_dest_rd_atomic, 16);
-	ck_assert_int_eq(q.qp_access_flags, IWARP_ACCESS_REMOTE_WRITE |
-						    IWARP_ACCESS_LOCAL_WRITE);
+	ck_assert_int_eq(q.qp_access_flags,
+			 IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_LOCAL_WRITE);
 	ck_assert_uint_eq(q.cap.max_send_wr, 4);
 	ck_assert_uint_eq(q.cap.max_inline_data, IW_MAX_INLINE);
 	ck_assert_ptr_eq(ia.send_cq, f.scq);
@@ -1815,10 +1861,10 @@ START_TEST(test_set_error_term)
 	ck_assert(fd_readable(iwarp_async_fd(f.ctx)));
 	ck_assert_int_eq(iwarp_destroy_qp(f.qp), 0);
 	ck_assert(!fd_readable(iwarp_async_fd(f.ctx)));
-	f.qp = iwarp_create_qp(f.pd, &(struct iwarp_qp_init_attr){
-				       .send_cq = f.scq,
-				       .recv_cq = f.rcq,
-				       .qp_type = IWARP_QPT_RC});
+	f.qp = iwarp_create_qp(
+		f.pd, &(struct iwarp_qp_init_attr){.send_cq = f.scq,
+						   .recv_cq = f.rcq,
+						   .qp_type = IWARP_QPT_RC});
 	ck_assert_ptr_nonnull(f.qp);
 	fx_close(&f);
 	mem_end();
@@ -1925,7 +1971,8 @@ START_TEST(test_srq)
 	ck_assert_uint_eq(r.wr_id, 0);
 	ck_assert_int_eq(qp_rq_pop(qp_from_pub(qp), &r), 0);
 	ck_assert_uint_eq(r.wr_id, 1);
-	ck_assert_int_eq(iwarp_get_async_event(f.ctx, &ev), -EAGAIN); /* 3 left */
+	ck_assert_int_eq(iwarp_get_async_event(f.ctx, &ev),
+			 -EAGAIN); /* 3 left */
 	ck_assert_int_eq(qp_rq_pop(qp_from_pub(qp), &r), 0);
 	ck_assert_uint_eq(r.wr_id, 2);
 	ck_assert_int_eq(iwarp_get_async_event(f.ctx, &ev), 0);
@@ -1963,7 +2010,7 @@ struct conc {
 	struct iwarp_qp *qp;
 	unsigned int polled; /* atomic */
 	unsigned int cqe;
-	bool stop;           /* atomic */
+	bool stop; /* atomic */
 };
 
 static void *conc_poster(void *arg)
@@ -2000,8 +2047,8 @@ static void *conc_engine(void *arg)
 	struct iw_qp *qp = qp_from_pub(c->qp);
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-		qp_sq_complete(qp, __atomic_load_n(&qp->sq_head,
-						   __ATOMIC_ACQUIRE),
+		qp_sq_complete(qp,
+			       __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE),
 			       IWARP_WC_SUCCESS);
 		sched_yield(); /* three spinners may share one core */
 	}

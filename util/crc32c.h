@@ -26,7 +26,8 @@
 uint32_t crc32c_update(uint32_t crc, const void *buf, size_t len);
 
 /* Advance the running CRC over an iovec array. */
-uint32_t crc32c_update_iov(uint32_t crc, const struct iovec *iov, size_t iovcnt);
+uint32_t crc32c_update_iov(uint32_t crc, const struct iovec *iov,
+			   size_t iovcnt);
 
 /* Finalise a running CRC into the CRC-32C value. */
 static inline uint32_t crc32c_final(uint32_t crc)
@@ -42,8 +43,8 @@ static inline uint32_t crc32c(const void *buf, size_t len)
 
 /* A CRC backend: same contract as crc32c_update. */
 struct crc32c_backend {
-	const char *name;                 /* "isal", "sse42", "slice8" */
-	int (*available)(void);           /* nonzero when usable on this CPU/build */
+	const char *name;	/* "isal", "sse42", "slice8" */
+	int (*available)(void); /* nonzero when usable on this CPU/build */
 	uint32_t (*update)(uint32_t crc, const void *buf, size_t len);
 };
 

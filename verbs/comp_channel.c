@@ -157,8 +157,7 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 	}
 }
 
-IWARP_EXPORT void iwarp_ack_cq_events(struct iwarp_cq *cq,
-				      unsigned int nevents)
+IWARP_EXPORT void iwarp_ack_cq_events(struct iwarp_cq *cq, unsigned int nevents)
 {
 	struct iw_cq *c;
 

@@ -27,15 +27,15 @@
 #define CTX_MPA_REQ_TIMEOUT_MS 5000
 #define CTX_MPA_REP_TIMEOUT_MS 10000
 /* Initiator's pause before its first FPDU; see cm/cm_conn.c "siw race". */
-#define CTX_REPLY_GRACE_MS 10
-#define CTX_REPLY_GRACE_MAX_MS 1000
+#define CTX_REPLY_GRACE_MS	10
+#define CTX_REPLY_GRACE_MAX_MS	1000
 #define CTX_RESP_TX_WAIT_MAX_MS 60000
 /* rev 1 / no-RTR responder: send after this long without a first FPDU
  * from the initiator (docs/message-order.md) */
 #define CTX_RESP_TX_WAIT_MS 1000
-#define CTX_FPDU_MIN 64     /* room for MPA + DDP + RDMAP headers and data */
-#define CTX_FPDU_MAX 65535  /* ULPDU_Length is 16 bits (RFC 5044 §4.1) */
-#define CTX_CC_NAME_LEN 32  /* sizeof(ctx->cc_name) */
+#define CTX_FPDU_MIN	    64 /* room for MPA + DDP + RDMAP headers and data */
+#define CTX_FPDU_MAX	    65535 /* ULPDU_Length is 16 bits (RFC 5044 §4.1) */
+#define CTX_CC_NAME_LEN	    32	  /* sizeof(ctx->cc_name) */
 
 /* Maps |val| to an index of |names| (case-insensitive); -1 if none. */
 static int env_pick(const char *val, const char *const *names, int n)
@@ -225,8 +225,8 @@ IWARP_EXPORT int iwarp_close_context(struct iwarp_context *ctx)
 	if (!ctx)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->lock);
-	busy = ctx->n_pd || ctx->n_cq || ctx->n_qp || ctx->n_srq ||
-	       ctx->n_mr || ctx->n_channel;
+	busy = ctx->n_pd || ctx->n_cq || ctx->n_qp || ctx->n_srq || ctx->n_mr ||
+	       ctx->n_channel;
 	pthread_mutex_unlock(&ctx->lock);
 	if (busy)
 		return -EBUSY;
@@ -280,8 +280,8 @@ IWARP_EXPORT int iwarp_query_device(struct iwarp_context *ctx,
 	attr->max_qp_init_rd_atom = IW_MAX_IRD_ORD;
 	/* RFC 7306 atomics share IRD/ORD with Reads (max_qp_rd_atom) and are
 	 * atomic against every atomic of the library (rdmap_atomic_exec) */
-	attr->atomic_cap = ctx->attr.rdmap_ext ? IWARP_ATOMIC_GLOB
-					       : IWARP_ATOMIC_NONE;
+	attr->atomic_cap =
+		ctx->attr.rdmap_ext ? IWARP_ATOMIC_GLOB : IWARP_ATOMIC_NONE;
 	attr->masked_atomic_cap = attr->atomic_cap;
 	attr->max_srq = IW_MAX_SRQ;
 	attr->max_srq_wr = IW_MAX_SRQ_WR;

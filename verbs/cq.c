@@ -148,7 +148,8 @@ int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited)
 	} else {
 		cq->ring[cq->tail] = *wc;
 		cq->tail = (cq->tail + 1) % cq->size;
-		/* release: the entry is visible to a lock-free reader of count */
+		/* release: the entry is visible to a lock-free reader of count
+		 */
 		__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELEASE);
 		if (cq->armed == 1 || (cq->armed == 2 && solicited)) {
 			cq->armed = 0;

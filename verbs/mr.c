@@ -40,28 +40,28 @@
 #define MR_TABLE_INIT 256
 #define MR_ACCESS_ALL                                                          \
 	(IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |                \
-	 IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_ATOMIC | \
+	 IWARP_ACCESS_REMOTE_READ | IWARP_ACCESS_REMOTE_ATOMIC |               \
 	 IWARP_ACCESS_MW_BIND)
 
 /* What an STag table entry is. */
 enum mr_kind {
-	MR_KIND_MR = 0,  /* a memory region */
+	MR_KIND_MR = 0,	 /* a memory region */
 	MR_KIND_MW1 = 1, /* a type 1 memory window */
 	MR_KIND_MW2 = 2, /* a type 2 memory window */
 };
 
 struct mr_entry {
-	uint32_t refs;    /* engine references (mr_get/mr_put, atomic) */
-	bool revoking;    /* being deregistered: waiting for refs to drop */
+	uint32_t refs; /* engine references (mr_get/mr_put, atomic) */
+	bool revoking; /* being deregistered: waiting for refs to drop */
 	uint64_t addr;
 	uint64_t length;
 	const struct iwarp_pd *pd;
 	int access;
-	uint8_t key;     /* current key, or the last one when free */
+	uint8_t key; /* current key, or the last one when free */
 	bool valid;
 	bool invalidated; /* MR: invalidated; window: not bound */
 	uint32_t next_free;
-	uint8_t kind;      /* enum mr_kind */
+	uint8_t kind;	   /* enum mr_kind */
 	uint32_t mr_idx;   /* window: the region it is bound to */
 	uint32_t mw_bound; /* region: windows bound to it */
 };
@@ -71,10 +71,10 @@ struct mr_table {
 	pthread_mutex_t wait_lock; /* with |drained|: dereg waits for refs */
 	pthread_cond_t drained;
 	struct mr_entry *e;
-	uint32_t cap;       /* entries allocated; index 0 unused */
+	uint32_t cap;	    /* entries allocated; index 0 unused */
 	uint32_t free_head; /* 0 = no free entry below |used| */
-	uint32_t used;      /* entries [1, used) have been handed out */
-	uint64_t rng;       /* xorshift64* state */
+	uint32_t used;	    /* entries [1, used) have been handed out */
+	uint64_t rng;	    /* xorshift64* state */
 };
 
 static uint64_t mr_rand(struct mr_table *t)
@@ -170,8 +170,8 @@ IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr,
 		return NULL;
 	}
 	/* verbs rule: remote write (and atomic) access needs local write */
-	if ((access & (IWARP_ACCESS_REMOTE_WRITE |
-		       IWARP_ACCESS_REMOTE_ATOMIC)) &&
+	if ((access &
+	     (IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IWARP_ACCESS_LOCAL_WRITE)) {
 		errno = EINVAL;
 		return NULL;
@@ -416,8 +416,8 @@ int mr_local_invalidate(struct iwarp_context *ctx, uint32_t stag,
 	return rc;
 }
 
-int mr_mw_alloc(struct iwarp_context *ctx, const struct iwarp_pd *pd,
-		int type, uint32_t *stag)
+int mr_mw_alloc(struct iwarp_context *ctx, const struct iwarp_pd *pd, int type,
+		uint32_t *stag)
 {
 	struct mr_table *t = ctx->mrs;
 	struct mr_entry *e;
@@ -489,8 +489,7 @@ int mr_mw_bind(struct iwarp_context *ctx, const struct iwarp_pd *pd,
 	} else if (b->length == 0) {
 		mw_unbind_locked(t, e); /* a zero-length bind unbinds */
 		e->key = MR_STAG_KEY(b->new_stag);
-	} else if (!m || !m->valid || m->invalidated ||
-		   m->kind != MR_KIND_MR ||
+	} else if (!m || !m->valid || m->invalidated || m->kind != MR_KIND_MR ||
 		   m->key != MR_STAG_KEY(b->mr_lkey) || m->pd != pd) {
 		rc = -EINVAL;
 	} else if (!(m->access & IWARP_ACCESS_MW_BIND) ||
@@ -525,25 +524,25 @@ static int mr_remote_ok(const struct mr_entry *found, const struct iwarp_pd *pd,
 		return tagged_ddp ? IWARP_ERR_DDP_STAG : IWARP_ERR_RDMAP_STAG;
 	e = *found;
 	if (e.pd != pd)
-		return tagged_ddp ? IWARP_ERR_DDP_STAG_STREAM :
-				    IWARP_ERR_RDMAP_STAG_STREAM;
+		return tagged_ddp ? IWARP_ERR_DDP_STAG_STREAM
+				  : IWARP_ERR_RDMAP_STAG_STREAM;
 	if (!mr_access_ok(e.access, access))
 		return IWARP_ERR_RDMAP_ACCESS;
 	/* the range's last octet is to + len - 1: a range ending exactly at
 	 * 2^64 does not wrap; the bounds are checked without overflow */
 	if (len && to > UINT64_MAX - (len - 1))
-		return tagged_ddp ? IWARP_ERR_DDP_TO_WRAP :
-				    IWARP_ERR_RDMAP_TO_WRAP;
+		return tagged_ddp ? IWARP_ERR_DDP_TO_WRAP
+				  : IWARP_ERR_RDMAP_TO_WRAP;
 	if (to < e.addr || to - e.addr > e.length ||
 	    len > e.length - (to - e.addr))
-		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS :
-				    IWARP_ERR_RDMAP_BOUNDS;
+		return tagged_ddp ? IWARP_ERR_DDP_BOUNDS
+				  : IWARP_ERR_RDMAP_BOUNDS;
 	return 0;
 }
 
 int mr_get(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
-	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst,
-	   uint32_t *ref)
+	   int access, uint64_t to, uint64_t len, bool tagged_ddp,
+	   uint8_t **dst, uint32_t *ref)
 {
 	struct mr_table *t = ctx->mrs;
 	uint32_t ref_idx = 0;

@@ -188,8 +188,8 @@ static int qp_check_modify(enum iwarp_qp_state cur,
 		return -EINVAL; /* queues cannot be resized */
 	if ((mask & IWARP_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return -EINVAL;
-	next = (mask & IWARP_QP_STATE) ? (unsigned int)attr->qp_state :
-					 (unsigned int)cur;
+	next = (mask & IWARP_QP_STATE) ? (unsigned int)attr->qp_state
+				       : (unsigned int)cur;
 	if (next > IWARP_QPS_ERR || !(qp_next_states[cur] & QPS_BIT(next)))
 		return -EINVAL;
 	if ((next == IWARP_QPS_RESET || next == IWARP_QPS_ERR) &&
@@ -238,7 +238,8 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 		if (cur != IWARP_QPS_RESET)
 			engine_qp_state_change(qp, IWARP_QPS_RESET);
 		pthread_mutex_lock(&qp->lock);
-		/* ibverbs: RESET discards outstanding WRs without completions */
+		/* ibverbs: RESET discards outstanding WRs without completions
+		 */
 		__atomic_store_n(&qp->sq_head, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sq_next, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sq_tail, 0, __ATOMIC_RELEASE);
@@ -246,7 +247,8 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 		qp->term_valid = false;
 		qp->term_received = false;
 		memset(&qp->term, 0, sizeof(qp->term));
-		__atomic_store_n(&pub->state, IWARP_QPS_RESET, __ATOMIC_RELEASE);
+		__atomic_store_n(&pub->state, IWARP_QPS_RESET,
+				 __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&qp->lock);
 		return 0;
 	case IWARP_QPS_INIT:

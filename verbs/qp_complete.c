@@ -64,7 +64,7 @@ int qp_sq_complete_rc(struct iw_qp *qp, uint32_t upto,
 	n = (int32_t)(upto - qp->sq_tail);
 	completed = n > 0;
 	for (; n > 0; n--, __atomic_store_n(&qp->sq_tail, qp->sq_tail + 1,
-					     __ATOMIC_RELEASE)) {
+					    __ATOMIC_RELEASE)) {
 		w = qp_sq_wqe(qp, qp->sq_tail);
 		if (status == IWARP_WC_SUCCESS &&
 		    !(w->send_flags & IWARP_SEND_SIGNALED))
@@ -89,8 +89,7 @@ int qp_sq_complete_rc(struct iw_qp *qp, uint32_t upto,
 	return rc;
 }
 
-int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
-		   enum iwarp_wc_status status)
+int qp_sq_complete(struct iw_qp *qp, uint32_t upto, enum iwarp_wc_status status)
 {
 	return qp_sq_complete_rc(qp, upto, status);
 }
@@ -132,21 +131,19 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 	memset(&wc, 0, sizeof(wc));
 	wc.status = IWARP_WC_WR_FLUSH_ERR;
 	wc.qp_num = qp->pub.qp_num;
-	for (; qp->sq_tail != qp->sq_head;
-	     __atomic_store_n(&qp->sq_tail, qp->sq_tail + 1, __ATOMIC_RELEASE)) {
+	for (; qp->sq_tail != qp->sq_head; __atomic_store_n(
+		     &qp->sq_tail, qp->sq_tail + 1, __ATOMIC_RELEASE)) {
 		w = qp_sq_wqe(qp, qp->sq_tail);
 		wc.wr_id = w->wr_id;
 		wc.opcode = qp_wc_opcode(w->opcode);
-		if (cq_push(cq_from_pub(qp->pub.send_cq), &wc, true) ==
-		    -ENOSPC)
+		if (cq_push(cq_from_pub(qp->pub.send_cq), &wc, true) == -ENOSPC)
 			rc = -ENOSPC;
 	}
 	__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
 	wc.opcode = IWARP_WC_RECV;
 	for (; !qp->pub.srq && qp->rq_tail != qp->rq_head; qp->rq_tail++) {
 		wc.wr_id = qp_rq_rqe(qp, qp->rq_tail)->wr_id;
-		if (cq_push(cq_from_pub(qp->pub.recv_cq), &wc, true) ==
-		    -ENOSPC)
+		if (cq_push(cq_from_pub(qp->pub.recv_cq), &wc, true) == -ENOSPC)
 			rc = -ENOSPC;
 	}
 	pthread_mutex_unlock(&qp->lock);

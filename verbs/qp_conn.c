@@ -228,8 +228,7 @@ static void ops_cancel_rx(void *owner)
 
 /* ---- local memory operations (verbs/mw.c) ---- */
 
-static enum iwarp_wc_status ops_sq_local(void *owner,
-					 const struct rdmap_wqe *w)
+static enum iwarp_wc_status ops_sq_local(void *owner, const struct rdmap_wqe *w)
 {
 	struct qp_conn *conn = owner;
 

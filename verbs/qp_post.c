@@ -82,14 +82,13 @@ static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
 	case IWARP_WR_BIND_MW:
 	case IWARP_WR_LOCAL_INV:
 		/* memory operations (verbs/mw.c): no payload */
-		if (wr->send_flags & ~(unsigned int)(IWARP_SEND_SIGNALED |
-						     IWARP_SEND_FENCE))
+		if (wr->send_flags &
+		    ~(unsigned int)(IWARP_SEND_SIGNALED | IWARP_SEND_FENCE))
 			return -EINVAL;
 		if (wr->opcode == IWARP_WR_BIND_MW) {
 			int rc = mw_bind_wr_check(qp, &wr->bind_mw.bind_info,
 						  wr->bind_mw.mw,
-						  wr->bind_mw.rkey,
-						  bind_type);
+						  wr->bind_mw.rkey, bind_type);
 			if (rc)
 				return rc;
 		}
@@ -104,7 +103,8 @@ static int send_wr_check(const struct iw_qp *qp, const struct iwarp_send_wr *wr,
 		return -EINVAL;
 	/* RFC 5040 §4.4: a Read Request names one sink buffer (max_sge_rd 1) */
 	if (wr->opcode == IWARP_WR_RDMA_READ &&
-	    (wr->num_sge != IW_MAX_SGE_RD || (wr->send_flags & IWARP_SEND_INLINE)))
+	    (wr->num_sge != IW_MAX_SGE_RD ||
+	     (wr->send_flags & IWARP_SEND_INLINE)))
 		return -EINVAL;
 	/* RFC 7306: one 8-octet result SGE (the target's alignment is the
 	 * responder's check: a TERMINATE, as on hardware) */
@@ -201,8 +201,7 @@ static int flush_now(struct iwarp_cq *cq, uint64_t wr_id,
 	return cq_push(cq_from_pub(cq), &wc, true);
 }
 
-IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub,
-				 struct iwarp_send_wr *wr,
+IWARP_EXPORT int iwarp_post_send(struct iwarp_qp *pub, struct iwarp_send_wr *wr,
 				 struct iwarp_send_wr **bad_wr)
 {
 	/* a bind WR posted by the consumer binds a type 2 window */
@@ -267,8 +266,7 @@ int qp_post_send(struct iwarp_qp *pub, struct iwarp_send_wr *wr,
 	return err;
 }
 
-IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub,
-				 struct iwarp_recv_wr *wr,
+IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub, struct iwarp_recv_wr *wr,
 				 struct iwarp_recv_wr **bad_wr)
 {
 	struct iw_rqe tmp;

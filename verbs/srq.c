@@ -25,8 +25,8 @@ uint32_t verbs_ring_size(uint32_t n)
 	return s;
 }
 
-IWARP_EXPORT struct iwarp_srq *iwarp_create_srq(struct iwarp_pd *pd,
-						struct iwarp_srq_init_attr *attr)
+IWARP_EXPORT struct iwarp_srq *
+iwarp_create_srq(struct iwarp_pd *pd, struct iwarp_srq_init_attr *attr)
 {
 	struct iwarp_context *ctx;
 	struct iw_srq *srq;

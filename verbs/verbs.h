@@ -20,20 +20,22 @@
 #include "iwarp/iwarp.h"
 #include "rdmap/rdmap_wr.h"
 
-#define IW_MAX_QP 65536 /* thousands of connections per context */
-#define IW_MAX_QP_WR 32768
-#define IW_MAX_SGE RDMAP_MAX_SGE /* 6, as siw */
-#define IW_MAX_SGE_RD 1        /* RFC 5040: a Read sink is one buffer */
-#define IW_MAX_INLINE RDMAP_MAX_INLINE /* 128 */
-#define IW_MAX_IRD_ORD 128     /* as siw */
-#define IW_MAX_CQE (1 << 22)
-#define IW_MAX_MR (1 << 20)    /* STag index space is 24 bits; we cap the table */
+#define IW_MAX_QP      65536 /* thousands of connections per context */
+#define IW_MAX_QP_WR   32768
+#define IW_MAX_SGE     RDMAP_MAX_SGE /* 6, as siw */
+#define IW_MAX_SGE_RD  1	     /* RFC 5040: a Read sink is one buffer */
+#define IW_MAX_INLINE  RDMAP_MAX_INLINE /* 128 */
+#define IW_MAX_IRD_ORD 128		/* as siw */
+#define IW_MAX_CQE     (1 << 22)
+#define IW_MAX_MR                                                              \
+	(1 << 20) /* STag index space is 24 bits; we cap the table             \
+		   */
 #define IW_MAX_PRIVATE_DATA 512 /* RFC 5044 §7.1 */
-#define IW_MAX_PD IW_MAX_QP
-#define IW_MAX_CQ (2 * IW_MAX_QP)
-#define IW_MAX_SRQ 1024
-#define IW_MAX_SRQ_WR IW_MAX_QP_WR
-#define IW_MAX_CHANNEL 1024
+#define IW_MAX_PD	    IW_MAX_QP
+#define IW_MAX_CQ	    (2 * IW_MAX_QP)
+#define IW_MAX_SRQ	    1024
+#define IW_MAX_SRQ_WR	    IW_MAX_QP_WR
+#define IW_MAX_CHANNEL	    1024
 
 /*
  * Shared QP fields that the engine reads without qp->lock (pub.state,
@@ -48,15 +50,15 @@
  * (The CQ ring is different: see struct iw_cq.)
  */
 
-struct engine;   /* io/engine.h */
-struct qp_conn;  /* the QP's connection (verbs/qp_conn.h), engine thread */
+struct engine;	/* io/engine.h */
+struct qp_conn; /* the QP's connection (verbs/qp_conn.h), engine thread */
 
 /* ---- context ---- */
 struct iwarp_context {
 	struct iwarp_context_attr attr; /* validated at open; never changes */
-	char cc_name[32];            /* attr.congestion_control points here */
+	char cc_name[32]; /* attr.congestion_control points here */
 	struct engine *engine;
-	pthread_mutex_t lock;        /* object lists, handles, async queue */
+	pthread_mutex_t lock; /* object lists, handles, async queue */
 	uint32_t next_handle;
 	uint32_t next_qp_num;
 	struct mr_table *mrs;
@@ -72,7 +74,8 @@ struct iwarp_context {
 };
 
 /* Queues an async event and signals async_fd. Any thread. */
-void ctx_async_push(struct iwarp_context *ctx, const struct iwarp_async_event *ev);
+void ctx_async_push(struct iwarp_context *ctx,
+		    const struct iwarp_async_event *ev);
 
 /*
  * Drops every queued (not yet fetched) async event whose element is
@@ -118,7 +121,7 @@ void pd_put(struct iwarp_pd *pd);
 
 /* ---- memory regions: STag = 24-bit index << 8 | 8-bit key ---- */
 #define MR_STAG_INDEX(stag) ((stag) >> 8)
-#define MR_STAG_KEY(stag) ((uint8_t)((stag) & 0xffu))
+#define MR_STAG_KEY(stag)   ((uint8_t)((stag)&0xffu))
 
 struct iw_mr {
 	struct iwarp_mr pub;
@@ -135,30 +138,30 @@ void mr_table_destroy(struct mr_table *t);
 
 /*
  * Result of a remote access check (RFC 5040 §8 / RFC 5041 §7 order):
- * STag unknown or stale key -> IWARP_ERR_RDMAP_STAG (tagged DDP: IWARP_ERR_DDP_STAG);
- * MR of another PD -> IWARP_ERR_RDMAP_STAG_STREAM (DDP: ..._STAG_STREAM);
- * missing REMOTE_READ/REMOTE_WRITE -> IWARP_ERR_RDMAP_ACCESS;
- * [to, to+len) outside [addr, addr+length) -> IWARP_ERR_RDMAP_BOUNDS (DDP: ..._BOUNDS);
- * to + len wraps 2^64 -> IWARP_ERR_RDMAP_TO_WRAP (DDP: ..._TO_WRAP).
- * On success *dst points at the octet for |to| (TO is the virtual address,
- * as in ibverbs: remote_addr).
- * Checked in the order listed, except that TO wrap is checked before the
- * bounds (a wrapping range is always out of bounds too). An access of 0
- * checks nothing but the STag, PD and bounds. Read sink rule
- * (docs/interop-notes.md §0.8): |access| IWARP_ACCESS_LOCAL_WRITE (placing a Read Response) is
- * granted by LOCAL_WRITE or REMOTE_WRITE, as iWARP apps register the sink
- * with REMOTE_WRITE. Thread-safe against concurrent (de)registration
- * (read lock, no allocation). |dst| may be NULL.
+ * STag unknown or stale key -> IWARP_ERR_RDMAP_STAG (tagged DDP:
+ * IWARP_ERR_DDP_STAG); MR of another PD -> IWARP_ERR_RDMAP_STAG_STREAM (DDP:
+ * ..._STAG_STREAM); missing REMOTE_READ/REMOTE_WRITE -> IWARP_ERR_RDMAP_ACCESS;
+ * [to, to+len) outside [addr, addr+length) -> IWARP_ERR_RDMAP_BOUNDS (DDP:
+ * ..._BOUNDS); to + len wraps 2^64 -> IWARP_ERR_RDMAP_TO_WRAP (DDP:
+ * ..._TO_WRAP). On success *dst points at the octet for |to| (TO is the virtual
+ * address, as in ibverbs: remote_addr). Checked in the order listed, except
+ * that TO wrap is checked before the bounds (a wrapping range is always out of
+ * bounds too). An access of 0 checks nothing but the STag, PD and bounds. Read
+ * sink rule (docs/interop-notes.md §0.8): |access| IWARP_ACCESS_LOCAL_WRITE
+ * (placing a Read Response) is granted by LOCAL_WRITE or REMOTE_WRITE, as iWARP
+ * apps register the sink with REMOTE_WRITE. Thread-safe against concurrent
+ * (de)registration (read lock, no allocation). |dst| may be NULL.
  */
-int mr_check_remote(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
-		    int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst);
+int mr_check_remote(struct iwarp_context *ctx, uint32_t stag,
+		    const struct iwarp_pd *pd, int access, uint64_t to,
+		    uint64_t len, bool tagged_ddp, uint8_t **dst);
 
 /*
  * Local SGE check for posting/processing: lkey valid, same PD, inside the MR,
  * |access| (e.g. IWARP_ACCESS_LOCAL_WRITE for a receive or Read sink) granted.
- * Returns 0 or -EINVAL (bad lkey) / -EACCES (access) / -EFAULT (bounds) / -EPERM (PD).
- * An SGE with length 0 is always valid. Checked in the order lkey, PD,
- * bounds (incl. wrap), access. IWARP_ACCESS_LOCAL_WRITE is also granted by
+ * Returns 0 or -EINVAL (bad lkey) / -EACCES (access) / -EFAULT (bounds) /
+ * -EPERM (PD). An SGE with length 0 is always valid. Checked in the order lkey,
+ * PD, bounds (incl. wrap), access. IWARP_ACCESS_LOCAL_WRITE is also granted by
  * REMOTE_WRITE (Read sink rule, see mr_check_remote). Thread-safe.
  */
 int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
@@ -172,8 +175,8 @@ int mr_check_local(struct iwarp_context *ctx, const struct iwarp_sge *sge,
  * bound to (*ref is that region's STag). Engine thread.
  */
 int mr_get(struct iwarp_context *ctx, uint32_t stag, const struct iwarp_pd *pd,
-	   int access, uint64_t to, uint64_t len, bool tagged_ddp, uint8_t **dst,
-	   uint32_t *ref);
+	   int access, uint64_t to, uint64_t len, bool tagged_ddp,
+	   uint8_t **dst, uint32_t *ref);
 
 /* Gives back a reference taken by mr_get (|stag|: its *ref). Any thread. */
 void mr_put(struct iwarp_context *ctx, uint32_t stag);
@@ -206,16 +209,16 @@ struct iw_mw {
 
 /* A bind as the table sees it. */
 struct mw_bind_req {
-	uint32_t mw_stag;  /* the window's STag when the bind was posted */
-	uint32_t new_stag; /* its STag after the bind (same index) */
-	uint32_t mr_lkey;  /* the region */
+	uint32_t mw_stag;      /* the window's STag when the bind was posted */
+	uint32_t new_stag;     /* its STag after the bind (same index) */
+	uint32_t mr_lkey;      /* the region */
 	uint64_t addr, length; /* length 0: unbind */
-	int access;        /* IWARP_ACCESS_REMOTE_WRITE / _REMOTE_READ */
+	int access;	       /* IWARP_ACCESS_REMOTE_WRITE / _REMOTE_READ */
 };
 
 /* Takes a table entry for a window of |type| (unbound). 0 or -ENOMEM. */
-int mr_mw_alloc(struct iwarp_context *ctx, const struct iwarp_pd *pd,
-		int type, uint32_t *stag);
+int mr_mw_alloc(struct iwarp_context *ctx, const struct iwarp_pd *pd, int type,
+		uint32_t *stag);
 
 /* Unbinds and frees window entry |stag|. Any thread. */
 void mr_mw_free(struct iwarp_context *ctx, uint32_t stag);
@@ -263,22 +266,25 @@ enum iwarp_wc_status mw_sq_local(struct iwarp_context *ctx,
 struct iw_cq {
 	struct iwarp_cq pub;
 	pthread_spinlock_t lock;
-	struct iwarp_wc *ring;     /* capacity = size (= pub.cqe) */
-	uint32_t size, head, tail; /* head: next to poll, tail: next to fill (mod size) */
-	uint32_t count;            /* completions in the ring */
-	int refs;                  /* QPs using this CQ (atomic) */
-	int armed;                 /* 0, 1 = next completion, 2 = solicited only */
-	bool overflow;             /* set once: CQ_ERR async event raised */
-	unsigned int events_queued, events_acked; /* given out by get_cq_event / acked */
-	struct iw_cq *chan_next;   /* pending-event list of the channel */
-	bool on_chan_list;         /* an event is pending (at most one per CQ) */
+	struct iwarp_wc *ring; /* capacity = size (= pub.cqe) */
+	uint32_t size, head,
+		tail;	/* head: next to poll, tail: next to fill (mod size) */
+	uint32_t count; /* completions in the ring */
+	int refs;	/* QPs using this CQ (atomic) */
+	int armed;	/* 0, 1 = next completion, 2 = solicited only */
+	bool overflow;	/* set once: CQ_ERR async event raised */
+	unsigned int events_queued,
+		events_acked;	 /* given out by get_cq_event / acked */
+	struct iw_cq *chan_next; /* pending-event list of the channel */
+	bool on_chan_list;	 /* an event is pending (at most one per CQ) */
 };
 
-/* A completion channel: eventfd readable exactly while its list is non-empty. */
+/* A completion channel: eventfd readable exactly while its list is non-empty.
+ */
 struct iw_channel {
 	struct iwarp_comp_channel pub;
-	pthread_mutex_t lock;          /* the pending list and the fd's counter */
-	struct iw_cq *head, *tail;     /* CQs with a pending event, oldest first */
+	pthread_mutex_t lock;	   /* the pending list and the fd's counter */
+	struct iw_cq *head, *tail; /* CQs with a pending event, oldest first */
 };
 
 static inline struct iw_channel *channel_from_pub(struct iwarp_comp_channel *ch)
@@ -316,7 +322,7 @@ struct iw_srq {
 	uint32_t size, head, tail, count;
 	struct iwarp_srq_attr attr;
 	bool limit_armed;
-	int refs;                 /* QPs using this SRQ (atomic) */
+	int refs; /* QPs using this SRQ (atomic) */
 };
 
 static inline struct iw_srq *srq_from_pub(struct iwarp_srq *srq)
@@ -346,24 +352,29 @@ int srq_pop(struct iw_srq *srq, struct iw_rqe *out);
 
 struct iw_qp {
 	struct iwarp_qp pub;
-	pthread_mutex_t lock;     /* state, sq/rq indices (short critical sections) */
+	pthread_mutex_t
+		lock; /* state, sq/rq indices (short critical sections) */
 	struct iwarp_qp_cap cap;
 	bool sq_sig_all;
 	/* send queue ring: [sq_tail, sq_head) posted, not yet completed;
-	 * the engine transmits in order from sq_next (sq_tail <= sq_next <= sq_head) */
+	 * the engine transmits in order from sq_next (sq_tail <= sq_next <=
+	 * sq_head) */
 	struct iw_wqe *sq;
 	uint32_t sq_size, sq_head, sq_next, sq_tail;
 	/* receive queue ring (unused with an SRQ) */
 	struct iw_rqe *rq;
 	uint32_t rq_size, rq_head, rq_tail;
-	uint8_t ird, ord;         /* negotiated Read limits (max_dest_rd_atomic / max_rd_atomic) */
-	struct qp_conn *conn;     /* engine-side wire state; NULL when not connected */
+	uint8_t ird, ord; /* negotiated Read limits (max_dest_rd_atomic /
+			     max_rd_atomic) */
+	struct qp_conn
+		*conn; /* engine-side wire state; NULL when not connected */
 	struct iwarp_cm_id *cm_id;
-	struct iwarp_term_cause term; /* why the QP went to ERR, if a TERMINATE did it */
-	bool term_valid;          /* |term| is set */
-	bool term_received;       /* the peer sent it (set before qp_set_error) */
-	int access_flags;         /* IWARP_QP_ACCESS_FLAGS (remote access allowed) */
-	bool rdmap_ext;           /* RFC 7306 negotiated on the connection */
+	struct iwarp_term_cause
+		term;	    /* why the QP went to ERR, if a TERMINATE did it */
+	bool term_valid;    /* |term| is set */
+	bool term_received; /* the peer sent it (set before qp_set_error) */
+	int access_flags;   /* IWARP_QP_ACCESS_FLAGS (remote access allowed) */
+	bool rdmap_ext;	    /* RFC 7306 negotiated on the connection */
 };
 
 /* Slot of SQ index |i| / RQ index |i| (see "Ring indices" above). */
@@ -385,8 +396,8 @@ static inline struct iw_qp *qp_from_pub(struct iwarp_qp *qp)
 /*
  * Takes the oldest receive WQE for an incoming Send (from the SRQ if the QP
  * has one). Returns 0 and fills |out|, or -ENOENT when none is posted.
- * Engine thread. Raises SRQ_LIMIT_REACHED when an armed SRQ drops below its limit.
- * The popped WQE belongs to the caller from then on: it must complete it
+ * Engine thread. Raises SRQ_LIMIT_REACHED when an armed SRQ drops below its
+ * limit. The popped WQE belongs to the caller from then on: it must complete it
  * (cq_push on recv_cq, IWARP_WC_RECV), also when the QP fails meanwhile
  * (qp_set_error flushes only WQEs still in the ring).
  */
@@ -402,7 +413,8 @@ int qp_rq_pop(struct iw_qp *qp, struct iw_rqe *out);
  * A QP with an SRQ raises IWARP_EVENT_QP_LAST_WQE_REACHED (|async| true).
  * Set qp->term_received before the call when the peer sent the TERMINATE.
  */
-void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term, bool async);
+void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,
+		  bool async);
 
 /* The completion opcode of send WR opcode |op|. */
 enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op);
@@ -413,16 +425,17 @@ enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op);
  * clamped to sq_head; a range already flushed is ignored. In SQD, raises
  * IWARP_EVENT_SQ_DRAINED when the SQ becomes empty. Returns 0, or -ENOSPC
  * when a completion could not be queued (CQ overflow). */
-int qp_sq_complete(struct iw_qp *qp, uint32_t upto, enum iwarp_wc_status status);
+int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
+		   enum iwarp_wc_status status);
 
 /* ---- hooks the engine provides to verbs (io/engine.h implements) ---- */
 /* Called after WRs were added to the SQ (doorbell). */
 void engine_qp_kick(struct iw_qp *qp);
-/* Called when the application moves a connected QP to ERR or SQD, or destroys it;
- * the engine sends what the RFC asks (TERMINATE / orderly close) and detaches.
- * verbs calls it (without holding qp->lock) for every application move to
- * ERR, SQD or RESET, whether or not the QP is connected (the engine ignores
- * a QP it does not run). IWARP_QPS_RESET means detach: it is also what
+/* Called when the application moves a connected QP to ERR or SQD, or destroys
+ * it; the engine sends what the RFC asks (TERMINATE / orderly close) and
+ * detaches. verbs calls it (without holding qp->lock) for every application
+ * move to ERR, SQD or RESET, whether or not the QP is connected (the engine
+ * ignores a QP it does not run). IWARP_QPS_RESET means detach: it is also what
  * iwarp_destroy_qp passes (after ERR); once it returns, the engine must not
  * touch the QP again. */
 void engine_qp_state_change(struct iw_qp *qp, enum iwarp_qp_state new_state);

@@ -52,8 +52,8 @@ static int cma_addrinfo_from_hints(const struct rdma_addrinfo *hints,
 	r->ai_qp_type = IBV_QPT_RC;
 	r->ai_port_space = RDMA_PS_TCP;
 	if (hints->ai_src_addr && hints->ai_src_len) {
-		r->ai_src_addr = cma_dup_addr(hints->ai_src_addr,
-					      hints->ai_src_len);
+		r->ai_src_addr =
+			cma_dup_addr(hints->ai_src_addr, hints->ai_src_len);
 		if (!r->ai_src_addr)
 			goto nomem;
 		r->ai_src_len = hints->ai_src_len;
@@ -61,8 +61,8 @@ static int cma_addrinfo_from_hints(const struct rdma_addrinfo *hints,
 			r->ai_family = r->ai_src_addr->sa_family;
 	}
 	if (hints->ai_dst_addr && hints->ai_dst_len) {
-		r->ai_dst_addr = cma_dup_addr(hints->ai_dst_addr,
-					      hints->ai_dst_len);
+		r->ai_dst_addr =
+			cma_dup_addr(hints->ai_dst_addr, hints->ai_dst_len);
 		if (!r->ai_dst_addr)
 			goto nomem;
 		r->ai_dst_len = hints->ai_dst_len;

@@ -43,12 +43,13 @@ static int cma_qp_destroy(void *arg)
 
 	pthread_mutex_lock(&cma_link_lock);
 	if (link->cid) {
-		/* A connected QP destroyed without rdma_disconnect() (perftest's
-		 * parameter-exchange QP) ends with an orderly TCP close, FIN
-		 * after what is queued, as the kernel's iWARP providers close
-		 * the socket of a destroyed QP; not with a reset, which can
-		 * reach the peer before it has processed our last messages.
-		 * Not connected (or already disconnected): nothing to do. */
+		/* A connected QP destroyed without rdma_disconnect()
+		 * (perftest's parameter-exchange QP) ends with an orderly TCP
+		 * close, FIN after what is queued, as the kernel's iWARP
+		 * providers close the socket of a destroyed QP; not with a
+		 * reset, which can reach the peer before it has processed our
+		 * last messages. Not connected (or already disconnected):
+		 * nothing to do. */
 		(void)iwarp_cm_disconnect(link->cid->nid);
 		iwarp_cm_destroy_qp(link->cid->nid);
 		link->cid->link = NULL;

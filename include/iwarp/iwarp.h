@@ -29,57 +29,71 @@ extern "C" {
  * TERMINATE layer/etype/ecode the RFCs assign to it.
  * ---------------------------------------------------------------------- */
 enum iwarp_error {
-	/* input ended before the unit it describes (stream callers: need more) */
+	/* input ended before the unit it describes (stream callers: need more)
+	 */
 	IWARP_ERR_TRUNCATED = -1000,
 
 	/* MPA Request/Reply (RFC 5044 §7.1, RFC 6581 §5) */
-	IWARP_ERR_MPA_KEY = -1010,          /* neither "MPA ID Req Frame" nor "...Rep..." */
-	IWARP_ERR_MPA_REV = -1011,          /* Rev > 2 */
-	IWARP_ERR_MPA_PD_LENGTH = -1012,    /* PD_Length > 512 */
-	IWARP_ERR_MPA_ENHANCED_PD = -1013,  /* enhanced (rev 2, 0x10) with PD_Length < 4 */
-	IWARP_ERR_MPA_RESERVED = -1014,     /* reserved flag bits set */
-	IWARP_ERR_MPA_REJECTED = -1015,     /* R bit set in the Reply */
-	IWARP_ERR_MPA_MARKERS = -1016,      /* markers required but refused (or vice versa) */
-	IWARP_ERR_MPA_CRC_REQUIRED = -1017, /* we require CRC, the peer will not */
-	IWARP_ERR_MPA_IRD = -1018,          /* insufficient IRD resources (RFC 6581) */
-	IWARP_ERR_MPA_RTR = -1019,          /* no matching RTR option (RFC 6581) */
-	IWARP_ERR_MPA_REQ_REP = -1020,      /* otherwise invalid Req/Rep frame */
+	IWARP_ERR_MPA_KEY =
+		-1010, /* neither "MPA ID Req Frame" nor "...Rep..." */
+	IWARP_ERR_MPA_REV = -1011,	 /* Rev > 2 */
+	IWARP_ERR_MPA_PD_LENGTH = -1012, /* PD_Length > 512 */
+	IWARP_ERR_MPA_ENHANCED_PD =
+		-1013, /* enhanced (rev 2, 0x10) with PD_Length < 4 */
+	IWARP_ERR_MPA_RESERVED = -1014, /* reserved flag bits set */
+	IWARP_ERR_MPA_REJECTED = -1015, /* R bit set in the Reply */
+	IWARP_ERR_MPA_MARKERS =
+		-1016, /* markers required but refused (or vice versa) */
+	IWARP_ERR_MPA_CRC_REQUIRED =
+		-1017,		   /* we require CRC, the peer will not */
+	IWARP_ERR_MPA_IRD = -1018, /* insufficient IRD resources (RFC 6581) */
+	IWARP_ERR_MPA_RTR = -1019, /* no matching RTR option (RFC 6581) */
+	IWARP_ERR_MPA_REQ_REP = -1020, /* otherwise invalid Req/Rep frame */
 
 	/* MPA FPDU (RFC 5044 §4-6) */
-	IWARP_ERR_MPA_CRC = -1030,          /* CRC mismatch */
-	IWARP_ERR_MPA_MARKER = -1031,       /* marker and ULPDU_Length mismatch */
+	IWARP_ERR_MPA_CRC = -1030,    /* CRC mismatch */
+	IWARP_ERR_MPA_MARKER = -1031, /* marker and ULPDU_Length mismatch */
 	IWARP_ERR_MPA_ULPDU_LENGTH = -1032, /* ULPDU_Length beyond the limit */
 	IWARP_ERR_MPA_STREAM_LOST = -1033,  /* TCP stream lost / closed */
 
 	/* DDP (RFC 5041 §7) */
 	IWARP_ERR_DDP_TAGGED_VERSION = -1040,
 	IWARP_ERR_DDP_UNTAGGED_VERSION = -1041,
-	IWARP_ERR_DDP_STAG = -1042,          /* invalid STag */
-	IWARP_ERR_DDP_BOUNDS = -1043,        /* base or bounds violation */
-	IWARP_ERR_DDP_STAG_STREAM = -1044,   /* STag not associated with stream */
-	IWARP_ERR_DDP_TO_WRAP = -1045,       /* TO wrap */
-	IWARP_ERR_DDP_QN = -1046,            /* invalid QN */
-	IWARP_ERR_DDP_MSN_NO_BUFFER = -1047, /* invalid MSN: no buffer available */
-	IWARP_ERR_DDP_MSN_RANGE = -1048,     /* invalid MSN: MSN range not valid */
-	IWARP_ERR_DDP_MO = -1049,            /* invalid MO */
-	IWARP_ERR_DDP_MSG_TOO_LONG = -1050,  /* message too long for the receive buffer */
-	IWARP_ERR_DDP_RESERVED = -1051,      /* reserved bits set in the DDP header */
+	IWARP_ERR_DDP_STAG = -1042,	   /* invalid STag */
+	IWARP_ERR_DDP_BOUNDS = -1043,	   /* base or bounds violation */
+	IWARP_ERR_DDP_STAG_STREAM = -1044, /* STag not associated with stream */
+	IWARP_ERR_DDP_TO_WRAP = -1045,	   /* TO wrap */
+	IWARP_ERR_DDP_QN = -1046,	   /* invalid QN */
+	IWARP_ERR_DDP_MSN_NO_BUFFER =
+		-1047,			 /* invalid MSN: no buffer available */
+	IWARP_ERR_DDP_MSN_RANGE = -1048, /* invalid MSN: MSN range not valid */
+	IWARP_ERR_DDP_MO = -1049,	 /* invalid MO */
+	IWARP_ERR_DDP_MSG_TOO_LONG =
+		-1050, /* message too long for the receive buffer */
+	IWARP_ERR_DDP_RESERVED =
+		-1051, /* reserved bits set in the DDP header */
 
 	/* RDMAP (RFC 5040 §7) */
 	IWARP_ERR_RDMAP_VERSION = -1060,
-	IWARP_ERR_RDMAP_OPCODE = -1061,      /* unexpected (reserved or out-of-place) opcode */
-	IWARP_ERR_RDMAP_STAG = -1062,        /* invalid STag (remote protection) */
-	IWARP_ERR_RDMAP_BOUNDS = -1063,      /* base or bounds violation */
-	IWARP_ERR_RDMAP_ACCESS = -1064,      /* access rights violation */
-	IWARP_ERR_RDMAP_STAG_STREAM = -1065, /* STag not associated with RDMAP stream */
+	IWARP_ERR_RDMAP_OPCODE =
+		-1061, /* unexpected (reserved or out-of-place) opcode */
+	IWARP_ERR_RDMAP_STAG = -1062,	/* invalid STag (remote protection) */
+	IWARP_ERR_RDMAP_BOUNDS = -1063, /* base or bounds violation */
+	IWARP_ERR_RDMAP_ACCESS = -1064, /* access rights violation */
+	IWARP_ERR_RDMAP_STAG_STREAM =
+		-1065, /* STag not associated with RDMAP stream */
 	IWARP_ERR_RDMAP_TO_WRAP = -1066,
-	IWARP_ERR_RDMAP_IRD = -1067,         /* Read Request beyond IRD (catastrophic, stream) */
-	IWARP_ERR_RDMAP_INVALIDATE = -1068,  /* STag cannot be invalidated */
-	IWARP_ERR_RDMAP_TERMINATE = -1069,   /* malformed Terminate message */
-	IWARP_ERR_RDMAP_RESPONSE = -1070,    /* Read Response without a matching Read Request */
+	IWARP_ERR_RDMAP_IRD =
+		-1067, /* Read Request beyond IRD (catastrophic, stream) */
+	IWARP_ERR_RDMAP_INVALIDATE = -1068, /* STag cannot be invalidated */
+	IWARP_ERR_RDMAP_TERMINATE = -1069,  /* malformed Terminate message */
+	IWARP_ERR_RDMAP_RESPONSE =
+		-1070, /* Read Response without a matching Read Request */
 	/* RFC 7306 (RDMAP extensions) */
-	IWARP_ERR_RDMAP_ATOMIC_ALIGN = -1071, /* Atomic Request TO not 8-octet aligned */
-	IWARP_ERR_RDMAP_ATOMIC_OP = -1072,    /* unsupported Atomic Operation Code */
+	IWARP_ERR_RDMAP_ATOMIC_ALIGN =
+		-1071, /* Atomic Request TO not 8-octet aligned */
+	IWARP_ERR_RDMAP_ATOMIC_OP =
+		-1072, /* unsupported Atomic Operation Code */
 	/* Send with Invalidate naming an STag that may not be invalidated
 	 * remotely (an MR, a type 1 window, an unknown STag): RDMAP remote
 	 * operation error 0x09 (IWARP_ERR_RDMAP_INVALIDATE is the remote
@@ -87,7 +101,8 @@ enum iwarp_error {
 	IWARP_ERR_RDMAP_INVALIDATE_OP = -1073,
 };
 
-/* Text for a negative return value of this library (-errno or enum iwarp_error). */
+/* Text for a negative return value of this library (-errno or enum
+ * iwarp_error). */
 IWARP_EXPORT const char *iwarp_strerror(int err);
 
 /* ------------------------------------------------------------------------
@@ -159,9 +174,9 @@ enum iwarp_llp_ecode {
 	IWARP_LLP_ECODE_CRC = 0x02,
 	IWARP_LLP_ECODE_MARKER_MISMATCH = 0x03,
 	IWARP_LLP_ECODE_INVALID_REQ_REP = 0x04,
-	IWARP_LLP_ECODE_LOCAL_CATASTROPHIC = 0x05,   /* RFC 6581 */
-	IWARP_LLP_ECODE_INSUFFICIENT_IRD = 0x06,     /* RFC 6581 */
-	IWARP_LLP_ECODE_NO_MATCHING_RTR = 0x07,      /* RFC 6581 */
+	IWARP_LLP_ECODE_LOCAL_CATASTROPHIC = 0x05, /* RFC 6581 */
+	IWARP_LLP_ECODE_INSUFFICIENT_IRD = 0x06,   /* RFC 6581 */
+	IWARP_LLP_ECODE_NO_MATCHING_RTR = 0x07,	   /* RFC 6581 */
 };
 
 /* A TERMINATE cause: which layer detected what. */
@@ -178,7 +193,8 @@ struct iwarp_term_cause {
 IWARP_EXPORT int iwarp_error_to_term(int err, struct iwarp_term_cause *cause);
 
 /* Text for a TERMINATE cause, e.g. "LLP/MPA: CRC error". Never NULL. */
-IWARP_EXPORT const char *iwarp_term_strerror(uint8_t layer, uint8_t etype, uint8_t ecode);
+IWARP_EXPORT const char *iwarp_term_strerror(uint8_t layer, uint8_t etype,
+					     uint8_t ecode);
 
 /* ========================================================================
  * Verbs (mirrors libibverbs: ibv_X -> iwarp_X). See iwarp.7.
@@ -194,14 +210,14 @@ struct iwarp_cm_id;
 
 /* CRC32c policy for MPA (RFC 5044 §7.1 C flag). */
 enum iwarp_crc_policy {
-	IWARP_CRC_OFF = 0,     /* do not ask; follow the peer (CRC on if it asks) */
+	IWARP_CRC_OFF = 0, /* do not ask; follow the peer (CRC on if it asks) */
 	IWARP_CRC_REQUEST = 1, /* ask for CRC */
 	IWARP_CRC_REQUIRE = 2, /* ask, and refuse a peer that does not set C */
 };
 
 /* RFC 6581 peer-to-peer ready-to-receive message. */
 enum iwarp_p2p_rtr {
-	IWARP_P2P_NONE = 0,  /* client-server model: the initiator sends first */
+	IWARP_P2P_NONE = 0, /* client-server model: the initiator sends first */
 	IWARP_P2P_WRITE = 1, /* zero-length RDMA Write RTR */
 	IWARP_P2P_READ = 2,  /* zero-length RDMA Read RTR */
 	IWARP_P2P_SEND = 3,  /* zero-length Send RTR */
@@ -212,10 +228,13 @@ enum iwarp_p2p_rtr {
 
 /* How the progress engine waits for work. */
 enum iwarp_progress_mode {
-	IWARP_PROGRESS_ADAPTIVE = 0, /* progress thread: busy-poll a short adaptive window, then sleep */
-	IWARP_PROGRESS_LATENCY = 1,  /* progress thread: always busy-poll (one core) */
-	IWARP_PROGRESS_CPU = 2,      /* progress thread: never busy-poll */
-	IWARP_PROGRESS_INLINE = 3,   /* no thread: iwarp_poll_cq / iwarp_progress drive the engine */
+	IWARP_PROGRESS_ADAPTIVE = 0, /* progress thread: busy-poll a short
+					adaptive window, then sleep */
+	IWARP_PROGRESS_LATENCY =
+		1, /* progress thread: always busy-poll (one core) */
+	IWARP_PROGRESS_CPU = 2,	   /* progress thread: never busy-poll */
+	IWARP_PROGRESS_INLINE = 3, /* no thread: iwarp_poll_cq / iwarp_progress
+				      drive the engine */
 };
 
 /* Attributes of a context; iwarp_context_attr_init() fills the defaults,
@@ -223,32 +242,37 @@ enum iwarp_progress_mode {
  * IWARP_MARKERS, IWARP_P2P, IWARP_FPDU_MAX, IWARP_CC,
  * IWARP_MPA_REPLY_GRACE_MS, IWARP_RESPONDER_TX_WAIT_MS) overrides them. */
 struct iwarp_context_attr {
-	int mpa_rev;                       /* 1 or 2 (RFC 6581 enhanced); default 2 */
-	enum iwarp_crc_policy crc;         /* default IWARP_CRC_OFF */
-	int markers;                       /* ask the peer to insert MPA markers toward us */
-	enum iwarp_p2p_rtr p2p;            /* default IWARP_P2P_AUTO */
-	uint32_t fpdu_max;                 /* max FPDU octets; 0 = the TCP MSS */
+	int mpa_rev;		   /* 1 or 2 (RFC 6581 enhanced); default 2 */
+	enum iwarp_crc_policy crc; /* default IWARP_CRC_OFF */
+	int markers; /* ask the peer to insert MPA markers toward us */
+	enum iwarp_p2p_rtr p2p; /* default IWARP_P2P_AUTO */
+	uint32_t fpdu_max;	/* max FPDU octets; 0 = the TCP MSS */
 	enum iwarp_progress_mode progress; /* default IWARP_PROGRESS_ADAPTIVE */
-	uint32_t busy_poll_us;             /* upper bound of the busy-poll window; 0 = default */
-	const char *congestion_control;    /* TCP_CONGESTION for our sockets; NULL = system default */
-	uint32_t mpa_req_timeout_ms;       /* responder waits this long for the MPA Request (5000) */
-	uint32_t mpa_rep_timeout_ms;       /* initiator waits this long for the MPA Reply (10000) */
-	uint32_t max_private_data;         /* largest private data accepted (512) */
-	uint32_t mpa_reply_grace_ms;       /* initiator: pause between a good MPA Reply
-					    * and its first FPDU (10; 0..1000), so a
-					    * responder that switches its socket to
-					    * RDMA mode after sending the Reply (Linux
-					    * siw) is ready for it; 0 = none */
-	uint32_t responder_tx_wait_ms;     /* responder: when the initiator has sent
-					    * no FPDU this long after the connection
-					    * was established, transmit anyway (what
-					    * Linux siw always does; perftest's
-					    * ib_write_lat server writes first);
-					    * default 1000; 0 = wait for it
-					    * however long, as RFC 5044 §7.1
-					    * requires; 1..60000. Either way work
-					    * held back that long raises
-					    * IWARP_EVENT_QP_TX_HELD (iwarp(7)) */
+	uint32_t busy_poll_us; /* upper bound of the busy-poll window; 0 =
+				  default */
+	const char *congestion_control; /* TCP_CONGESTION for our sockets; NULL
+					   = system default */
+	uint32_t mpa_req_timeout_ms;	/* responder waits this long for the MPA
+					   Request (5000) */
+	uint32_t mpa_rep_timeout_ms;	/* initiator waits this long for the MPA
+					   Reply (10000) */
+	uint32_t max_private_data;     /* largest private data accepted (512) */
+	uint32_t mpa_reply_grace_ms;   /* initiator: pause between a good MPA
+					* Reply   and its first FPDU (10;
+					* 0..1000),   so a   responder that
+					* switches   its socket   to   RDMA mode
+					* after sending   the Reply   (Linux   siw)
+					* is ready for it;   0 = none */
+	uint32_t responder_tx_wait_ms; /* responder: when the initiator has sent
+					* no FPDU this long after the connection
+					* was established, transmit anyway (what
+					* Linux siw always does; perftest's
+					* ib_write_lat server writes first);
+					* default 1000; 0 = wait for it
+					* however long, as RFC 5044 §7.1
+					* requires; 1..60000. Either way work
+					* held back that long raises
+					* IWARP_EVENT_QP_TX_HELD (iwarp(7)) */
 	/* RFC 7306 RDMAP extensions (Immediate Data, atomics): offered in
 	 * the MPA exchange and used on a connection only when both sides
 	 * asked (iwarp(7)); default 0, env IWARP_RDMAP_EXT=1 */
@@ -259,10 +283,12 @@ IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr);
 
 /* Opens a context (one progress engine). |attr| NULL = defaults + environment.
  * NULL with errno on failure (ENOSYS: no io_uring on this kernel). */
-IWARP_EXPORT struct iwarp_context *iwarp_open_context(const struct iwarp_context_attr *attr);
+IWARP_EXPORT struct iwarp_context *
+iwarp_open_context(const struct iwarp_context_attr *attr);
 IWARP_EXPORT int iwarp_close_context(struct iwarp_context *ctx);
 /* The attributes a context runs with (after environment overrides). */
-IWARP_EXPORT int iwarp_query_context(struct iwarp_context *ctx, struct iwarp_context_attr *attr);
+IWARP_EXPORT int iwarp_query_context(struct iwarp_context *ctx,
+				     struct iwarp_context_attr *attr);
 /* Drives the engine once (IWARP_PROGRESS_INLINE); returns events handled. */
 IWARP_EXPORT int iwarp_progress(struct iwarp_context *ctx);
 
@@ -289,12 +315,12 @@ struct iwarp_device_attr {
 	int max_qp;
 	int max_qp_wr;
 	int max_sge;
-	int max_sge_rd;      /* 1: an iWARP Read sink has one SGE */
+	int max_sge_rd; /* 1: an iWARP Read sink has one SGE */
 	int max_cq;
 	int max_cqe;
 	int max_mr;
 	int max_pd;
-	int max_qp_rd_atom;  /* IRD */
+	int max_qp_rd_atom;	 /* IRD */
 	int max_qp_init_rd_atom; /* ORD */
 	int max_srq;
 	int max_srq_wr;
@@ -310,7 +336,8 @@ struct iwarp_device_attr {
 	enum iwarp_atomic_cap masked_atomic_cap;
 };
 
-IWARP_EXPORT int iwarp_query_device(struct iwarp_context *ctx, struct iwarp_device_attr *attr);
+IWARP_EXPORT int iwarp_query_device(struct iwarp_context *ctx,
+				    struct iwarp_device_attr *attr);
 
 /* ---- protection domains and memory regions (RFC 5040 §8, RFC 5042) ---- */
 struct iwarp_pd {
@@ -329,7 +356,8 @@ enum iwarp_access_flags {
 	IWARP_ACCESS_MW_BIND = 16, /* memory windows may be bound to the MR */
 };
 
-/* lkey == rkey == STag: 24-bit index << 8 | 8-bit key (new key on every registration). */
+/* lkey == rkey == STag: 24-bit index << 8 | 8-bit key (new key on every
+ * registration). */
 struct iwarp_mr {
 	struct iwarp_context *context;
 	struct iwarp_pd *pd;
@@ -340,14 +368,17 @@ struct iwarp_mr {
 	uint32_t rkey;
 };
 
-IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr, size_t length, int access);
+IWARP_EXPORT struct iwarp_mr *iwarp_reg_mr(struct iwarp_pd *pd, void *addr,
+					   size_t length, int access);
 IWARP_EXPORT int iwarp_dereg_mr(struct iwarp_mr *mr);
 
 /* ---- memory windows (RFC 5040 §2.1 / RFC 5042 §5: STags of a window
  * onto part of an MR; as ibv_mw). See iwarp_alloc_mw.3 ---- */
 enum iwarp_mw_type {
-	IWARP_MW_TYPE_1 = 1, /* bound by iwarp_bind_mw; never remotely invalidated */
-	IWARP_MW_TYPE_2 = 2, /* bound by an IWARP_WR_BIND_MW WR; Send with Invalidate */
+	IWARP_MW_TYPE_1 =
+		1, /* bound by iwarp_bind_mw; never remotely invalidated */
+	IWARP_MW_TYPE_2 =
+		2, /* bound by an IWARP_WR_BIND_MW WR; Send with Invalidate */
 };
 
 struct iwarp_mw {
@@ -374,7 +405,8 @@ struct iwarp_mw_bind {
 	struct iwarp_mw_bind_info bind_info;
 };
 
-IWARP_EXPORT struct iwarp_mw *iwarp_alloc_mw(struct iwarp_pd *pd, enum iwarp_mw_type type);
+IWARP_EXPORT struct iwarp_mw *iwarp_alloc_mw(struct iwarp_pd *pd,
+					     enum iwarp_mw_type type);
 IWARP_EXPORT int iwarp_dealloc_mw(struct iwarp_mw *mw);
 
 /* ---- completion queues and channels ---- */
@@ -427,16 +459,20 @@ enum iwarp_wc_opcode {
 };
 
 enum iwarp_wc_flags {
-	IWARP_WC_WITH_IMM = 1 << 1, /* imm_data is valid (RFC 7306 Immediate Data) */
-	IWARP_WC_WITH_INV = 1 << 3, /* the Send carried an Invalidate STag (invalidated_rkey) */
-	IWARP_WC_WITH_SE = 1 << 7,  /* the Send was a Send with Solicited Event */
+	IWARP_WC_WITH_IMM =
+		1 << 1, /* imm_data is valid (RFC 7306 Immediate Data) */
+	IWARP_WC_WITH_INV = 1 << 3, /* the Send carried an Invalidate STag
+				       (invalidated_rkey) */
+	IWARP_WC_WITH_SE = 1
+			   << 7, /* the Send was a Send with Solicited Event */
 };
 
 struct iwarp_wc {
 	uint64_t wr_id;
 	enum iwarp_wc_status status;
 	enum iwarp_wc_opcode opcode;
-	uint32_t vendor_err; /* TERMINATE cause: layer << 16 | etype << 8 | ecode, or 0 */
+	uint32_t vendor_err; /* TERMINATE cause: layer << 16 | etype << 8 |
+				ecode, or 0 */
 	uint32_t byte_len;
 	uint32_t invalidated_rkey;
 	uint32_t qp_num;
@@ -445,18 +481,23 @@ struct iwarp_wc {
 	uint32_t imm_data; /* network order, as sent (IWARP_WC_WITH_IMM) */
 };
 
-IWARP_EXPORT struct iwarp_comp_channel *iwarp_create_comp_channel(struct iwarp_context *ctx);
+IWARP_EXPORT struct iwarp_comp_channel *
+iwarp_create_comp_channel(struct iwarp_context *ctx);
 IWARP_EXPORT int iwarp_destroy_comp_channel(struct iwarp_comp_channel *channel);
-IWARP_EXPORT struct iwarp_cq *iwarp_create_cq(struct iwarp_context *ctx, int cqe, void *cq_context,
-					      struct iwarp_comp_channel *channel, int comp_vector);
+IWARP_EXPORT struct iwarp_cq *
+iwarp_create_cq(struct iwarp_context *ctx, int cqe, void *cq_context,
+		struct iwarp_comp_channel *channel, int comp_vector);
 IWARP_EXPORT int iwarp_resize_cq(struct iwarp_cq *cq, int cqe);
 IWARP_EXPORT int iwarp_destroy_cq(struct iwarp_cq *cq);
-/* Returns the number of completions written to |wc| (0..num_entries) or -errno. */
-IWARP_EXPORT int iwarp_poll_cq(struct iwarp_cq *cq, int num_entries, struct iwarp_wc *wc);
+/* Returns the number of completions written to |wc| (0..num_entries) or -errno.
+ */
+IWARP_EXPORT int iwarp_poll_cq(struct iwarp_cq *cq, int num_entries,
+			       struct iwarp_wc *wc);
 IWARP_EXPORT int iwarp_req_notify_cq(struct iwarp_cq *cq, int solicited_only);
-IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel, struct iwarp_cq **cq,
-				    void **cq_context);
-IWARP_EXPORT void iwarp_ack_cq_events(struct iwarp_cq *cq, unsigned int nevents);
+IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
+				    struct iwarp_cq **cq, void **cq_context);
+IWARP_EXPORT void iwarp_ack_cq_events(struct iwarp_cq *cq,
+				      unsigned int nevents);
 
 /* ---- shared receive queues ---- */
 struct iwarp_srq {
@@ -469,7 +510,8 @@ struct iwarp_srq {
 struct iwarp_srq_attr {
 	uint32_t max_wr;
 	uint32_t max_sge;
-	uint32_t srq_limit; /* IWARP_EVENT_SRQ_LIMIT_REACHED when fewer WRs remain; 0 = off */
+	uint32_t srq_limit; /* IWARP_EVENT_SRQ_LIMIT_REACHED when fewer WRs
+			       remain; 0 = off */
 };
 
 struct iwarp_srq_init_attr {
@@ -495,11 +537,15 @@ struct iwarp_recv_wr {
 	int num_sge;
 };
 
-IWARP_EXPORT struct iwarp_srq *iwarp_create_srq(struct iwarp_pd *pd, struct iwarp_srq_init_attr *attr);
-IWARP_EXPORT int iwarp_modify_srq(struct iwarp_srq *srq, struct iwarp_srq_attr *attr, int attr_mask);
-IWARP_EXPORT int iwarp_query_srq(struct iwarp_srq *srq, struct iwarp_srq_attr *attr);
+IWARP_EXPORT struct iwarp_srq *
+iwarp_create_srq(struct iwarp_pd *pd, struct iwarp_srq_init_attr *attr);
+IWARP_EXPORT int iwarp_modify_srq(struct iwarp_srq *srq,
+				  struct iwarp_srq_attr *attr, int attr_mask);
+IWARP_EXPORT int iwarp_query_srq(struct iwarp_srq *srq,
+				 struct iwarp_srq_attr *attr);
 IWARP_EXPORT int iwarp_destroy_srq(struct iwarp_srq *srq);
-IWARP_EXPORT int iwarp_post_srq_recv(struct iwarp_srq *srq, struct iwarp_recv_wr *wr,
+IWARP_EXPORT int iwarp_post_srq_recv(struct iwarp_srq *srq,
+				     struct iwarp_recv_wr *wr,
 				     struct iwarp_recv_wr **bad_wr);
 
 /* ---- queue pairs ---- */
@@ -551,7 +597,7 @@ struct iwarp_qp_attr {
 	enum iwarp_qp_state cur_qp_state;
 	int qp_access_flags;
 	struct iwarp_qp_cap cap;
-	uint8_t max_rd_atomic;      /* ORD */
+	uint8_t max_rd_atomic;	    /* ORD */
 	uint8_t max_dest_rd_atomic; /* IRD */
 	uint8_t sq_draining;
 };
@@ -578,7 +624,7 @@ enum iwarp_wr_opcode {
 	IWARP_WR_MASKED_ATOMIC_CMP_AND_SWP = 12,
 	IWARP_WR_MASKED_ATOMIC_FETCH_AND_ADD = 13,
 	IWARP_WR_LOCAL_INV = 7, /* invalidate_rkey: an MR or a type 2 window */
-	IWARP_WR_BIND_MW = 8,   /* bind_mw: a type 2 window */
+	IWARP_WR_BIND_MW = 8,	/* bind_mw: a type 2 window */
 };
 
 enum iwarp_send_flags {
@@ -622,9 +668,12 @@ struct iwarp_send_wr {
 	} bind_mw; /* IWARP_WR_BIND_MW */
 };
 
-IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd, struct iwarp_qp_init_attr *attr);
-IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *qp, struct iwarp_qp_attr *attr, int attr_mask);
-IWARP_EXPORT int iwarp_query_qp(struct iwarp_qp *qp, struct iwarp_qp_attr *attr, int attr_mask,
+IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd,
+					      struct iwarp_qp_init_attr *attr);
+IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *qp,
+				 struct iwarp_qp_attr *attr, int attr_mask);
+IWARP_EXPORT int iwarp_query_qp(struct iwarp_qp *qp, struct iwarp_qp_attr *attr,
+				int attr_mask,
 				struct iwarp_qp_init_attr *init_attr);
 IWARP_EXPORT int iwarp_destroy_qp(struct iwarp_qp *qp);
 /* Return 0 or -errno (EINVAL bad WR, ENOMEM queue full, EINVAL/ENOTCONN
@@ -667,13 +716,15 @@ struct iwarp_async_event {
 		struct iwarp_srq *srq;
 	} element;
 	enum iwarp_event_type event_type;
-	struct iwarp_term_cause term; /* for QP events caused by a TERMINATE (sent or received) */
-	int term_received;            /* 1: the peer sent the TERMINATE; 0: we did */
+	struct iwarp_term_cause term; /* for QP events caused by a TERMINATE
+					 (sent or received) */
+	int term_received; /* 1: the peer sent the TERMINATE; 0: we did */
 };
 
 /* The context's async event fd (readable when an event is pending). */
 IWARP_EXPORT int iwarp_async_fd(struct iwarp_context *ctx);
-IWARP_EXPORT int iwarp_get_async_event(struct iwarp_context *ctx, struct iwarp_async_event *event);
+IWARP_EXPORT int iwarp_get_async_event(struct iwarp_context *ctx,
+				       struct iwarp_async_event *event);
 IWARP_EXPORT void iwarp_ack_async_event(struct iwarp_async_event *event);
 IWARP_EXPORT const char *iwarp_event_type_str(enum iwarp_event_type type);
 
@@ -706,8 +757,10 @@ struct iwarp_event_channel {
 
 struct iwarp_cm_id {
 	struct iwarp_context *verbs; /* the context whose engine runs this id */
-	struct iwarp_event_channel *channel; /* where its events go (iwarp_cm_migrate_id moves it) */
-	void *context;               /* user context */
+	struct iwarp_event_channel
+		*channel; /* where its events go (iwarp_cm_migrate_id moves it)
+			   */
+	void *context;	  /* user context */
 	struct iwarp_qp *qp;
 	enum iwarp_port_space ps;
 	struct sockaddr_storage src_addr;
@@ -730,9 +783,11 @@ struct iwarp_cm_event {
 	struct iwarp_cm_id *id;
 	struct iwarp_cm_id *listen_id;
 	enum iwarp_cm_event_type event;
-	int status; /* 0 or -errno / enum iwarp_error (REJECTED: IWARP_ERR_MPA_REJECTED...) */
+	int status; /* 0 or -errno / enum iwarp_error (REJECTED:
+		       IWARP_ERR_MPA_REJECTED...) */
 	struct {
-		struct iwarp_conn_param conn; /* private data of the peer's MPA frame (IRD/ORD hidden) */
+		struct iwarp_conn_param conn; /* private data of the peer's MPA
+						 frame (IRD/ORD hidden) */
 	} param;
 };
 
@@ -744,45 +799,61 @@ struct iwarp_cm_event {
  */
 struct iwarp_tls_attr {
 	uint32_t comp_mask;
-	int require_peer_cert;    /* listener: refuse clients without a cert signed by ca_file */
-	const char *cert_file;    /* our certificate (chain) */
-	const char *key_file;     /* its private key */
-	const char *ca_file;      /* CA(s) the peer's certificate must chain to */
-	const char *psk_file;     /* external PSK, hex, 16..64 octets */
+	int require_peer_cert; /* listener: refuse clients without a cert signed
+				  by ca_file */
+	const char *cert_file; /* our certificate (chain) */
+	const char *key_file;  /* its private key */
+	const char *ca_file;   /* CA(s) the peer's certificate must chain to */
+	const char *psk_file;  /* external PSK, hex, 16..64 octets */
 	const char *psk_identity; /* NULL: "iwarp" */
-	const char *peer_name;    /* initiator: DNS name or IP the server certificate must carry */
+	const char *peer_name;	  /* initiator: DNS name or IP the server
+				     certificate must carry */
 };
 
 IWARP_EXPORT struct iwarp_event_channel *iwarp_cm_create_event_channel(void);
-IWARP_EXPORT void iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel);
+IWARP_EXPORT void
+iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel);
 /* The new id uses |verbs| (NULL: the process-wide default context, opened on
  * first use with iwarp_context_attr_init() defaults). */
-IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel, struct iwarp_context *verbs,
-				    struct iwarp_cm_id **id, void *context, enum iwarp_port_space ps);
+IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel,
+				    struct iwarp_context *verbs,
+				    struct iwarp_cm_id **id, void *context,
+				    enum iwarp_port_space ps);
 IWARP_EXPORT int iwarp_cm_destroy_id(struct iwarp_cm_id *id);
-IWARP_EXPORT int iwarp_cm_bind_addr(struct iwarp_cm_id *id, const struct sockaddr *addr);
-IWARP_EXPORT int iwarp_cm_resolve_addr(struct iwarp_cm_id *id, const struct sockaddr *src_addr,
-				       const struct sockaddr *dst_addr, int timeout_ms);
+IWARP_EXPORT int iwarp_cm_bind_addr(struct iwarp_cm_id *id,
+				    const struct sockaddr *addr);
+IWARP_EXPORT int iwarp_cm_resolve_addr(struct iwarp_cm_id *id,
+				       const struct sockaddr *src_addr,
+				       const struct sockaddr *dst_addr,
+				       int timeout_ms);
 IWARP_EXPORT int iwarp_cm_resolve_route(struct iwarp_cm_id *id, int timeout_ms);
 /* Name resolution helper (getaddrinfo, numeric or hostname, IPv4/IPv6). */
-IWARP_EXPORT int iwarp_cm_getaddr(const char *host, uint16_t port, struct sockaddr_storage *out);
+IWARP_EXPORT int iwarp_cm_getaddr(const char *host, uint16_t port,
+				  struct sockaddr_storage *out);
 IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *id, int backlog);
 /* Before connect/listen; NULL attr: plain TCP again. Credentials load now. */
-IWARP_EXPORT int iwarp_cm_set_tls(struct iwarp_cm_id *id, const struct iwarp_tls_attr *attr);
+IWARP_EXPORT int iwarp_cm_set_tls(struct iwarp_cm_id *id,
+				  const struct iwarp_tls_attr *attr);
 IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *id, struct iwarp_pd *pd,
 				    struct iwarp_qp_init_attr *attr);
 IWARP_EXPORT void iwarp_cm_destroy_qp(struct iwarp_cm_id *id);
-IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *id, const struct iwarp_conn_param *param);
-IWARP_EXPORT int iwarp_cm_accept(struct iwarp_cm_id *id, const struct iwarp_conn_param *param);
-IWARP_EXPORT int iwarp_cm_reject(struct iwarp_cm_id *id, const void *private_data,
+IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *id,
+				  const struct iwarp_conn_param *param);
+IWARP_EXPORT int iwarp_cm_accept(struct iwarp_cm_id *id,
+				 const struct iwarp_conn_param *param);
+IWARP_EXPORT int iwarp_cm_reject(struct iwarp_cm_id *id,
+				 const void *private_data,
 				 uint8_t private_data_len);
 IWARP_EXPORT int iwarp_cm_disconnect(struct iwarp_cm_id *id);
-/* Blocks until an event is pending (unless the channel fd is O_NONBLOCK: -EAGAIN). */
-IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel, struct iwarp_cm_event **event);
+/* Blocks until an event is pending (unless the channel fd is O_NONBLOCK:
+ * -EAGAIN). */
+IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
+				    struct iwarp_cm_event **event);
 IWARP_EXPORT int iwarp_cm_ack_event(struct iwarp_cm_event *event);
 /* Moves |id| (its future events and those queued) to |channel|; waits until
  * the events delivered for it on its current channel are acked. */
-IWARP_EXPORT int iwarp_cm_migrate_id(struct iwarp_cm_id *id, struct iwarp_event_channel *channel);
+IWARP_EXPORT int iwarp_cm_migrate_id(struct iwarp_cm_id *id,
+				     struct iwarp_event_channel *channel);
 
 #ifdef __cplusplus
 }

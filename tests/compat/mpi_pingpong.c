@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SIZE 4096
+#define SIZE   4096
 #define WARMUP 10
 #define ROUNDS 200
 

@@ -62,12 +62,14 @@
 
 #include "iwarp/iwarp.h"
 
-#define BUF_LEN	   4096u
-#define MAX_RECV   16u
-#define SINK_OFF   2048u
-#define WR_READ	   1000u
-#define WR_BIND	   1001u /* the bind of the window over "inv" */
-#define ACC_RW	   (IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE | IWARP_ACCESS_REMOTE_READ)
+#define BUF_LEN	 4096u
+#define MAX_RECV 16u
+#define SINK_OFF 2048u
+#define WR_READ	 1000u
+#define WR_BIND	 1001u /* the bind of the window over "inv" */
+#define ACC_RW                                                                 \
+	(IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |                \
+	 IWARP_ACCESS_REMOTE_READ)
 
 struct conn {
 	struct conn *next;
@@ -77,8 +79,8 @@ struct conn {
 	struct iwarp_cq *cq;
 	struct iwarp_mr *rw, *ro, *inv, *other, *recv, *atom;
 	uint8_t *rw_buf, *ro_buf, *inv_buf, *other_buf, *recv_buf, *atom_buf;
-	struct iwarp_mw *mw;   /* type 2 window over "inv" (advertised) */
-	uint32_t mw_rkey;      /* its STag once bound */
+	struct iwarp_mw *mw; /* type 2 window over "inv" (advertised) */
+	uint32_t mw_rkey;    /* its STag once bound */
 	uint32_t nrecv, recvsize;
 	int ird, ord;
 	int qp_made;
@@ -111,7 +113,8 @@ static const char *short_name(const char *s, const char *prefix)
 
 static unsigned int id_peer_port(const struct iwarp_cm_id *id)
 {
-	const struct sockaddr_in *in = (const struct sockaddr_in *)&id->dst_addr;
+	const struct sockaddr_in *in =
+		(const struct sockaddr_in *)&id->dst_addr;
 
 	return ntohs(in->sin_port);
 }
@@ -291,8 +294,9 @@ static void bind_inv(struct conn *c)
 static void print_mr(char *dst, size_t cap, const char *name,
 		     const struct iwarp_mr *mr)
 {
-	snprintf(dst, cap, "\"%s\":{\"stag\":%u,\"addr\":%llu,\"len\":%zu}", name,
-		 mr->rkey, (unsigned long long)(uintptr_t)mr->addr, mr->length);
+	snprintf(dst, cap, "\"%s\":{\"stag\":%u,\"addr\":%llu,\"len\":%zu}",
+		 name, mr->rkey, (unsigned long long)(uintptr_t)mr->addr,
+		 mr->length);
 }
 
 static void on_connect_request(struct iwarp_cm_event *ev)
@@ -437,8 +441,8 @@ static void maybe_read(struct conn *c, const uint8_t *d, uint32_t len)
 	wr.wr.rdma.rkey = get32(d + 4);
 	wr.wr.rdma.remote_addr = (uint64_t)get32(d + 8) << 32 | get32(d + 12);
 	rc = iwarp_post_send(c->id->qp, &wr, &bad);
-	out("{\"ev\":\"read_posted\",\"peer\":%u,\"len\":%u,\"rc\":%d}", c->peer,
-	    n, rc);
+	out("{\"ev\":\"read_posted\",\"peer\":%u,\"len\":%u,\"rc\":%d}",
+	    c->peer, n, rc);
 }
 
 static void drain_cq(struct conn *c)
@@ -453,10 +457,13 @@ static void drain_cq(struct conn *c)
 
 			data[0] = head[0] = sink[0] = '\0';
 			if (w->opcode == IWARP_WC_RECV &&
-			    w->status == IWARP_WC_SUCCESS && w->wr_id < c->nrecv) {
-				const uint8_t *b = c->recv_buf +
-						   (size_t)w->wr_id * c->recvsize;
-				uint32_t k = w->byte_len < 64 ? w->byte_len : 64;
+			    w->status == IWARP_WC_SUCCESS &&
+			    w->wr_id < c->nrecv) {
+				const uint8_t *b =
+					c->recv_buf +
+					(size_t)w->wr_id * c->recvsize;
+				uint32_t k =
+					w->byte_len < 64 ? w->byte_len : 64;
 
 				hex(data, b, k);
 				hex(head, c->rw_buf, 32);
@@ -472,10 +479,11 @@ static void drain_cq(struct conn *c)
 			    w->byte_len, w->wc_flags, w->invalidated_rkey, data,
 			    head, sink);
 			if (w->opcode == IWARP_WC_RECV &&
-			    w->status == IWARP_WC_SUCCESS && w->wr_id < c->nrecv) {
-				maybe_read(c, c->recv_buf +
-						      (size_t)w->wr_id *
-							      c->recvsize,
+			    w->status == IWARP_WC_SUCCESS &&
+			    w->wr_id < c->nrecv) {
+				maybe_read(c,
+					   c->recv_buf + (size_t)w->wr_id *
+								 c->recvsize,
 					   w->byte_len);
 				post_recv(c, (uint32_t)w->wr_id);
 			}
@@ -513,8 +521,9 @@ static void on_async(void)
 		    "\"etype\":%u,\"ecode\":%u,\"term_received\":%d}",
 		    peer,
 		    short_name(iwarp_event_type_str(ae.event_type),
-			       "IWARP_EVENT_"), ae.term.layer,
-		    ae.term.etype, ae.term.ecode, ae.term_received);
+			       "IWARP_EVENT_"),
+		    ae.term.layer, ae.term.etype, ae.term.ecode,
+		    ae.term_received);
 		iwarp_ack_async_event(&ae);
 	}
 }
@@ -551,7 +560,8 @@ static void on_cm(struct iwarp_event_channel *ch)
 		    type == IWARP_CM_EVENT_CONNECT_ERROR ||
 		    type == IWARP_CM_EVENT_REJECTED ||
 		    type == IWARP_CM_EVENT_UNREACHABLE) {
-			/* the QP's async events go with it: report them first */
+			/* the QP's async events go with it: report them first
+			 */
 			on_async();
 			if (c->cq)
 				drain_cq(c);
@@ -632,8 +642,8 @@ int main(int argc, char **argv)
 	}
 	comp = iwarp_create_comp_channel(vctx);
 	ch = iwarp_cm_create_event_channel();
-	if (!comp || !ch || iwarp_cm_create_id(ch, vctx, &lid, NULL,
-					       IWARP_PS_TCP)) {
+	if (!comp || !ch ||
+	    iwarp_cm_create_id(ch, vctx, &lid, NULL, IWARP_PS_TCP)) {
 		fprintf(stderr, "hostile_server: setup failed\n");
 		return 1;
 	}

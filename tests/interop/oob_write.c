@@ -70,7 +70,7 @@ static uint64_t get_be(const uint8_t *p, int n)
 /* Waits for the next CM event (bounded by the deadline); 0 or -errno. */
 static int oob_cm_event(struct oob *o, struct iwarp_cm_event **ev)
 {
-	struct pollfd pfd = { .fd = o->ch->fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = o->ch->fd, .events = POLLIN};
 	uint64_t now;
 
 	for (;;) {
@@ -129,8 +129,7 @@ static int oob_wait(struct oob *o, int (*cond)(const struct oob *))
 			       iwarp_event_type_str(ae.event_type),
 			       ae.term_received ? "received" : "sent",
 			       ae.term.layer, ae.term.etype, ae.term.ecode,
-			       iwarp_term_strerror(ae.term.layer,
-						   ae.term.etype,
+			       iwarp_term_strerror(ae.term.layer, ae.term.etype,
 						   ae.term.ecode));
 			if (ae.term_received && !o->got_term) {
 				o->got_term = 1;
@@ -139,7 +138,8 @@ static int oob_wait(struct oob *o, int (*cond)(const struct oob *))
 			}
 			iwarp_ack_async_event(&ae);
 		}
-		if (pfd[1].revents & POLLIN && !iwarp_cm_get_event(o->ch, &ev)) {
+		if (pfd[1].revents & POLLIN &&
+		    !iwarp_cm_get_event(o->ch, &ev)) {
 			printf("cm event: %s status %d\n",
 			       iwarp_cm_event_str(ev->event), ev->status);
 			if (ev->event == IWARP_CM_EVENT_DISCONNECTED)
@@ -289,15 +289,16 @@ static void oob_teardown(struct oob *o)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: oob_write [-a ADDR] [-p PORT] [-t TIMEOUT_MS] [--crc]\n");
+	fprintf(f,
+		"usage: oob_write [-a ADDR] [-p PORT] [-t TIMEOUT_MS] [--crc]\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "crc", no_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{"crc", no_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	struct iwarp_context_attr attr;
 	struct sockaddr_storage ss;
@@ -345,8 +346,8 @@ int main(int argc, char **argv)
 		return errno == ENOSYS ? 77 : 1;
 	}
 	o.ch = iwarp_cm_create_event_channel();
-	ret = o.ch ? iwarp_cm_create_id(o.ch, o.ctx, &o.lid, NULL,
-					IWARP_PS_TCP) : -errno;
+	ret = o.ch ? iwarp_cm_create_id(o.ch, o.ctx, &o.lid, NULL, IWARP_PS_TCP)
+		   : -errno;
 	if (!ret)
 		ret = iwarp_cm_getaddr(addr, (uint16_t)port, &ss);
 	if (!ret)

@@ -76,8 +76,8 @@
  *    (only it skips the wait while scnt < 1), each side spins on the last
  *    octet of its remote-target region (buf + BUFF + size - 1) until it
  *    equals (char)++rcnt, then writes (char)++scnt as its own last octet
- *    and posts; no handshake between sizes with -a. run_iter_lat (read): the client
- *    posts one Read at a time. run_iter_lat_send: Send ping-pong, client
+ *    and posts; no handshake between sizes with -a. run_iter_lat (read): the
+ * client posts one Read at a time. run_iter_lat_send: Send ping-pong, client
  *    first. Latency = deltas of consecutive tposted, sorted: min, max,
  *    median (typical), avg, stdev, 99% and 99.9% percentiles; divided by 2
  *    for Send and Write, not for Read.
@@ -112,17 +112,17 @@
 #include <iwarp/iwarp.h>
 
 #define BW_PERFTEST_VERSION "6.06" /* what we announce (perftest 4.5-0.17) */
-#define BW_MAX_VERSION 16
-#define BW_DEST_SIZE 56            /* sizeof(struct pingpong_dest), x86-64 */
-#define BW_SYNC_WRID 5             /* SYNC_SPEC_ID */
-#define BW_CTRL_BUF 256
-#define BW_MAX_SIZE (8u << 20)
-#define BW_CYCLE_BUFFER 4096
-#define BW_CACHE_LINE 64
-#define BW_MTU_ENUM 5 /* IBV_MTU_4096 */
-#define BW_EXIT_NOURING 2
-#define BW_MAX_QPS 65535 /* the QP index lives in 16 bits of a wr_id */
-#define BW_MAX_POST_LIST 1024
+#define BW_MAX_VERSION	    16
+#define BW_DEST_SIZE	    56 /* sizeof(struct pingpong_dest), x86-64 */
+#define BW_SYNC_WRID	    5  /* SYNC_SPEC_ID */
+#define BW_CTRL_BUF	    256
+#define BW_MAX_SIZE	    (8u << 20)
+#define BW_CYCLE_BUFFER	    4096
+#define BW_CACHE_LINE	    64
+#define BW_MTU_ENUM	    5 /* IBV_MTU_4096 */
+#define BW_EXIT_NOURING	    2
+#define BW_MAX_QPS	    65535 /* the QP index lives in 16 bits of a wr_id */
+#define BW_MAX_POST_LIST    1024
 
 enum bw_verb { BW_SEND = 0, BW_WRITE = 1, BW_READ = 2 };
 
@@ -175,13 +175,13 @@ struct bw_opts {
 	enum iwarp_progress_mode progress;
 	enum bw_cq_wait cq_wait;
 	int cq_spin_us;
-	int post_list;	/* -l: WRs chained by next per iwarp_post_send */
-	int cpu_util;	/* --cpu_util: report process CPU time / wall time */
+	int post_list; /* -l: WRs chained by next per iwarp_post_send */
+	int cpu_util;  /* --cpu_util: report process CPU time / wall time */
 	/* RFC 7306 tests (ext.c); each turns on the context's rdmap_ext */
-	int atomic;	/* --test atomic: verb is BW_READ (same flow), size 8 */
+	int atomic; /* --test atomic: verb is BW_READ (same flow), size 8 */
 	enum bw_atomic_op atomic_op; /* -A, --atomic_type */
-	int write_imm;	/* --write_with_imm (Write test) */
-	int send_imm;	/* --send_with_imm (Send test) */
+	int write_imm;		     /* --write_with_imm (Write test) */
+	int send_imm;		     /* --send_with_imm (Send test) */
 };
 
 /*
@@ -189,10 +189,10 @@ struct bw_opts {
  * printed once and repeated in every JSON line (main.c fills it).
  */
 struct bw_stats {
-	int qps;		/* data QPs connected */
-	double connect_s;	/* wall time to connect (client) or accept them */
-	long rss_before_kib;	/* VmRSS before the data connections */
-	long rss_after_kib;	/* VmRSS once all are established */
+	int qps;	     /* data QPs connected */
+	double connect_s;    /* wall time to connect (client) or accept them */
+	long rss_before_kib; /* VmRSS before the data connections */
+	long rss_after_kib;  /* VmRSS once all are established */
 };
 
 extern struct bw_stats bw_stats;
@@ -247,13 +247,13 @@ struct bw_qp {
 	struct iwarp_qp *qp;
 	uint64_t rem_addr;
 	uint32_t rem_rkey;
-	uint64_t scnt;    /* WRs posted */
-	uint64_t ccnt;    /* WRs completed */
-	uint64_t rposted; /* receives posted (Send tests) */
-	uint64_t rcnt;    /* receives completed */
-	uint64_t credits_out; /* credit Writes not yet completed */
+	uint64_t scnt;		 /* WRs posted */
+	uint64_t ccnt;		 /* WRs completed */
+	uint64_t rposted;	 /* receives posted (Send tests) */
+	uint64_t rcnt;		 /* receives completed */
+	uint64_t credits_out;	 /* credit Writes not yet completed */
 	uint64_t credits_posted; /* credit Writes posted (source slot index) */
-	uint64_t batch;   /* WRs posted since the last signaled one */
+	uint64_t batch;		 /* WRs posted since the last signaled one */
 	uint64_t batch_tick; /* when the batch's first WR was posted (run.c) */
 	int connected;
 };
@@ -267,13 +267,13 @@ struct bw_data {
 	struct iwarp_cq *scq;
 	struct iwarp_cq *rcq;
 	struct iwarp_mr *mr;
-	uint8_t *buf;   /* 2 * n * buff octets */
-	size_t buff;    /* BUFF_SIZE: max(size, cycle_buffer) */
+	uint8_t *buf; /* 2 * n * buff octets */
+	size_t buff;  /* BUFF_SIZE: max(size, cycle_buffer) */
 	struct bw_qp *q;
 	int n;
-	int send_credit;      /* iWARP Send test: credits by RDMA Write */
-	uint32_t *ctrl_buf;   /* [0,n) our counts, [n,2n) credits from peer,
-			       * then tx_depth credit-Write source slots per QP */
+	int send_credit;    /* iWARP Send test: credits by RDMA Write */
+	uint32_t *ctrl_buf; /* [0,n) our counts, [n,2n) credits from peer,
+			     * then tx_depth credit-Write source slots per QP */
 	struct iwarp_mr *ctrl_mr;
 	uint32_t credit_cnt;
 	uint32_t max_inline;
@@ -301,20 +301,24 @@ int bw_dest_decode(const uint8_t *in, size_t len, struct bw_dest *d);
  * Connects (client) or accepts (server) the control connection on
  * |o|->port. Returns 0 or a negative code (message printed).
  */
-int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx, const struct bw_opts *o);
+int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx,
+		      const struct bw_opts *o);
 
 /*
  * ctx_xchg_data: the client sends |len| octets of |mine| then receives into
  * |theirs|; the server the other way round. Returns the received length or a
  * negative code.
  */
-int bw_comm_xchg(struct bw_comm *c, const void *mine, size_t len, void *theirs, size_t cap);
+int bw_comm_xchg(struct bw_comm *c, const void *mine, size_t len, void *theirs,
+		 size_t cap);
 
 /* ctx_hand_shake: exchanges |mine| for the peer's pingpong_dest. 0 or < 0. */
-int bw_comm_handshake(struct bw_comm *c, const struct bw_dest *mine, struct bw_dest *theirs);
+int bw_comm_handshake(struct bw_comm *c, const struct bw_dest *mine,
+		      struct bw_dest *theirs);
 
 /* xchg_bw_reports: 0 or < 0. */
-int bw_comm_xchg_report(struct bw_comm *c, const struct bw_report *mine, struct bw_report *theirs);
+int bw_comm_xchg_report(struct bw_comm *c, const struct bw_report *mine,
+			struct bw_report *theirs);
 
 /*
  * exchange_versions + check_sys_data + check_mtu. Fills the peer version and
@@ -356,7 +360,8 @@ int bw_cm_failed(struct iwarp_cm_event *e, const char *waiting_for);
  * event's error.
  */
 int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
-	       enum iwarp_cm_event_type want, int ms, struct iwarp_cm_event **ev);
+	       enum iwarp_cm_event_type want, int ms,
+	       struct iwarp_cm_event **ev);
 
 /*
  * SIGINT/SIGTERM (tools/common/stop.h): nonzero once the run must stop.
@@ -377,10 +382,10 @@ void bw_stop_teardown(void);
 
 /* State of a wait loop: busy-poll first, then bounded sleeps. */
 struct bw_backoff {
-	uint64_t start;    /* when the wait began (ns), 0 = not read yet */
+	uint64_t start;	   /* when the wait began (ns), 0 = not read yet */
 	uint64_t sleep_ns; /* next sleep, 0 = still spinning */
 	unsigned int spins;
-	int yield_only;    /* INLINE mode: sched_yield, never sleep */
+	int yield_only; /* INLINE mode: sched_yield, never sleep */
 };
 
 /* Starts a wait; with |inline_progress| the back-off only yields. */
@@ -407,11 +412,12 @@ int bw_poll_one(struct iwarp_cq *cq, int inline_progress, struct iwarp_wc *wc);
  * them (server), between the two handshakes of create_rdma_cm_connection.
  * Returns 0 or < 0.
  */
-int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm *c,
-		    const struct bw_opts *o);
+int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx,
+		    struct bw_comm *c, const struct bw_opts *o);
 
 /* Fills |mine| for QP |i| (set_up_connection, + ctx_alloc_credit). */
-void bw_data_my_dest(const struct bw_data *d, const struct bw_opts *o, int i, struct bw_dest *mine);
+void bw_data_my_dest(const struct bw_data *d, const struct bw_opts *o, int i,
+		     struct bw_dest *mine);
 
 /* Disconnects (server) and waits for DISCONNECTED, then frees everything. */
 void bw_data_close(struct bw_data *d, const struct bw_opts *o);
@@ -421,16 +427,17 @@ void bw_data_close(struct bw_data *d, const struct bw_opts *o);
 /* Per-size results of a BW run. */
 struct bw_result {
 	uint64_t size;
-	uint64_t iters;  /* per QP (printed), as perftest's -n */
-	uint64_t msgs;   /* messages of all QPs in |seconds| (the figures) */
+	uint64_t iters; /* per QP (printed), as perftest's -n */
+	uint64_t msgs;	/* messages of all QPs in |seconds| (the figures) */
 	double seconds;
 	double peak_bps; /* octets per second */
-	double cpu_s;    /* process CPU seconds over the measured interval */
-	double wall_s;   /* wall seconds of that interval (0: not measured) */
+	double cpu_s;	 /* process CPU seconds over the measured interval */
+	double wall_s;	 /* wall seconds of that interval (0: not measured) */
 };
 
 /* BW sender loop (run_iter_bw); duplex also receives. 0 or < 0. */
-int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct bw_result *r);
+int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+	      struct bw_result *r);
 
 /* Send BW receiver loop (run_iter_bw_server). 0 or < 0. */
 int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
@@ -440,7 +447,8 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 int bw_post_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size);
 
 /* Latency loops; fill |samples| with the post time (ns) of every iteration. */
-int bw_run_lat(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *samples);
+int bw_run_lat(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+	       uint64_t *samples);
 
 /* ---- ext.c: RFC 7306 tests (atomics, Immediate Data) ---- */
 
@@ -455,22 +463,27 @@ const char *bw_atomic_name(const struct bw_opts *o);
  * verb) into an Atomic Request on the peer's counter at |rem_addr|/|rkey|,
  * or a Write/Send with Immediate Data htonl(seq).
  */
-void bw_ext_fill_wr(const struct bw_opts *o, uint64_t seq, uint64_t rem_addr, uint32_t rkey,
-		    struct iwarp_send_wr *wr, struct iwarp_sge *sge);
+void bw_ext_fill_wr(const struct bw_opts *o, uint64_t seq, uint64_t rem_addr,
+		    uint32_t rkey, struct iwarp_send_wr *wr,
+		    struct iwarp_sge *sge);
 
 /* Checks receive completion number |seq| of QP |qp| of an Immediate Data
  * test (a no-op otherwise). 0 or -EBADMSG (message printed). */
-int bw_ext_check_recv(const struct bw_opts *o, int qp, uint64_t seq, const struct iwarp_wc *wc);
+int bw_ext_check_recv(const struct bw_opts *o, int qp, uint64_t seq,
+		      const struct iwarp_wc *wc);
 
 /* Checks the original value |got| fetched by atomic number |seq|. */
-int bw_atomic_check_fetched(const struct bw_opts *o, uint64_t seq, uint64_t got);
+int bw_atomic_check_fetched(const struct bw_opts *o, uint64_t seq,
+			    uint64_t got);
 
 /* Server: checks that the counters of QPs [0, |nqp|) equal |want|. */
-int bw_atomic_check_server(const struct bw_data *d, const struct bw_opts *o, int nqp, uint64_t want);
+int bw_atomic_check_server(const struct bw_data *d, const struct bw_opts *o,
+			   int nqp, uint64_t want);
 
 /* Client after an atomic BW run: reads every QP's counter with a
  * FETCH_AND_ADD of 0 and checks it equals |want|. 0, -EBADMSG or < 0. */
-int bw_atomic_readback(struct bw_data *d, const struct bw_opts *o, uint64_t want);
+int bw_atomic_readback(struct bw_data *d, const struct bw_opts *o,
+		       uint64_t want);
 
 /* After a failed post: explains -EOPNOTSUPP (extensions not negotiated). */
 void bw_ext_post_error(int rc);
@@ -478,28 +491,32 @@ void bw_ext_post_error(int rc);
 /* ---- report.c: output ---- */
 
 /* Prints perftest's parameter block. */
-void bw_print_params(const struct bw_opts *o, struct iwarp_context *ctx, int mtu);
+void bw_print_params(const struct bw_opts *o, struct iwarp_context *ctx,
+		     int mtu);
 
 /* Prints " local/remote address: ..." lines. */
-void bw_print_dest(const struct bw_opts *o, const char *side, const struct bw_dest *d);
+void bw_print_dest(const struct bw_opts *o, const char *side,
+		   const struct bw_dest *d);
 
 /* Prints the table header. */
 void bw_print_header(const struct bw_opts *o);
 
 /* Fills |rep| from |r| (print_report_bw). */
-void bw_make_report(const struct bw_opts *o, const struct bw_result *r, struct bw_report *rep);
+void bw_make_report(const struct bw_opts *o, const struct bw_result *r,
+		    struct bw_report *rep);
 
 /* CPU utilization of the last BW run, for the row bw_print_bw_row prints
  * next (wall 0: none measured, e.g. the report of the peer). */
 void bw_set_row_cpu(double cpu_s, double wall_s);
 
 /* Prints one BW row (|rem| NULL or the peer's report to add). */
-void bw_print_bw_row(const struct bw_opts *o, const struct bw_report *mine, const struct bw_report *rem);
+void bw_print_bw_row(const struct bw_opts *o, const struct bw_report *mine,
+		     const struct bw_report *rem);
 
 /* Prints one latency row from |n| samples (ns), sorted in place; |cpu_s|
  * and |wall_s|: CPU and wall seconds of the run (wall 0: not measured). */
-void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *samples, uint64_t n,
-		      double cpu_s, double wall_s);
+void bw_print_lat_row(const struct bw_opts *o, uint64_t size, uint64_t *samples,
+		      uint64_t n, double cpu_s, double wall_s);
 
 /* Prints the connection set-up line (and memory) from bw_stats. */
 void bw_print_setup(const struct bw_opts *o);
@@ -508,7 +525,8 @@ void bw_print_setup(const struct bw_opts *o);
 void bw_print_line(const struct bw_opts *o);
 
 /* Live progress line on stderr (only when enabled). */
-void bw_progress(const struct bw_opts *o, uint64_t size, uint64_t done, uint64_t total);
+void bw_progress(const struct bw_opts *o, uint64_t size, uint64_t done,
+		 uint64_t total);
 
 /* Monotonic time in nanoseconds. */
 uint64_t bw_now_ns(void);

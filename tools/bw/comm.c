@@ -29,7 +29,8 @@ static void put64(uint8_t *p, uint64_t v)
 
 static uint32_t get32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
 }
 
 static uint64_t get64(const uint8_t *p)
@@ -105,9 +106,9 @@ uint64_t bw_now_ns(void)
  *    Read Requests and draining the socket, and any sleep would show up in
  *    the peer's figures (Read latency 122 us instead of ~40 us with sleeps).
  */
-#define BW_SPIN_NS 10000000u       /* 10 ms of busy polling */
-#define BW_BACKOFF_MIN_NS 10000u   /* first sleep: 10 us */
-#define BW_BACKOFF_MAX_NS 1000000u /* at most 1 ms */
+#define BW_SPIN_NS	  10000000u /* 10 ms of busy polling */
+#define BW_BACKOFF_MIN_NS 10000u    /* first sleep: 10 us */
+#define BW_BACKOFF_MAX_NS 1000000u  /* at most 1 ms */
 
 static uint64_t stop_deadline; /* teardown after a signal: end of the waits */
 
@@ -197,8 +198,8 @@ int bw_cm_next(struct iwarp_event_channel *ch, int inline_progress, int ms,
 		/* [1]: the SIGINT/SIGTERM self-pipe, left out in the teardown
 		 * (it stays readable) */
 		struct pollfd pfd[2] = {
-			{ .fd = ch->fd, .events = POLLIN },
-			{ .fd = tool_stop_fd(), .events = POLLIN },
+			{.fd = ch->fd, .events = POLLIN},
+			{.fd = tool_stop_fd(), .events = POLLIN},
 		};
 		uint64_t now;
 		int rc, tmo;
@@ -242,7 +243,8 @@ int bw_cm_failed(struct iwarp_cm_event *e, const char *waiting_for)
 	case IWARP_CM_EVENT_DEVICE_REMOVAL:
 		rc = e->status < 0 ? e->status : -ECONNREFUSED;
 		fprintf(stderr, " iwarp_bw: CM event %s (waiting for %s): %s\n",
-			iwarp_cm_event_str(e->event), waiting_for, iwarp_strerror(rc));
+			iwarp_cm_event_str(e->event), waiting_for,
+			iwarp_strerror(rc));
 		iwarp_cm_ack_event(e);
 		return rc;
 	case IWARP_CM_EVENT_ADDR_RESOLVED:
@@ -258,7 +260,8 @@ int bw_cm_failed(struct iwarp_cm_event *e, const char *waiting_for)
 }
 
 int bw_cm_wait(struct iwarp_event_channel *ch, int inline_progress,
-	       enum iwarp_cm_event_type want, int ms, struct iwarp_cm_event **ev)
+	       enum iwarp_cm_event_type want, int ms,
+	       struct iwarp_cm_event **ev)
 {
 	struct iwarp_cm_event *e;
 	int rc;
@@ -285,12 +288,14 @@ static int comm_post_recv(struct bw_comm *c)
 		.length = BW_CTRL_BUF,
 		.lkey = c->mr->lkey,
 	};
-	struct iwarp_recv_wr wr = { .wr_id = BW_SYNC_WRID, .sg_list = &sge, .num_sge = 1 };
+	struct iwarp_recv_wr wr = {
+		.wr_id = BW_SYNC_WRID, .sg_list = &sge, .num_sge = 1};
 	struct iwarp_recv_wr *bad;
 	int rc = iwarp_post_recv(c->id->qp, &wr, &bad);
 
 	if (rc)
-		fprintf(stderr, " iwarp_bw: iwarp_post_recv (control QP): %s\n", iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: iwarp_post_recv (control QP): %s\n",
+			iwarp_strerror(rc));
 	return rc;
 }
 
@@ -305,10 +310,12 @@ static int comm_resources(struct bw_comm *c)
 	c->rcq = c->scq ? iwarp_create_cq(c->ctx, 4, NULL, NULL, 0) : NULL;
 	c->buf = c->rcq ? calloc(2, BW_CTRL_BUF) : NULL;
 	c->mr = c->buf ? iwarp_reg_mr(c->pd, c->buf, 2 * BW_CTRL_BUF,
-				      IWARP_ACCESS_LOCAL_WRITE) : NULL;
+				      IWARP_ACCESS_LOCAL_WRITE)
+		       : NULL;
 	if (!c->mr) {
 		rc = -errno;
-		fprintf(stderr, " iwarp_bw: control resources (pd/cq/mr): %s\n", iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: control resources (pd/cq/mr): %s\n",
+			iwarp_strerror(rc));
 		return rc ? rc : -ENOMEM;
 	}
 	memset(&qa, 0, sizeof(qa));
@@ -321,7 +328,8 @@ static int comm_resources(struct bw_comm *c)
 	qa.cap.max_recv_sge = 1;
 	rc = iwarp_cm_create_qp(c->id, c->pd, &qa);
 	if (rc) {
-		fprintf(stderr, " iwarp_bw: iwarp_cm_create_qp (control): %s\n", iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: iwarp_cm_create_qp (control): %s\n",
+			iwarp_strerror(rc));
 		return rc;
 	}
 	return comm_post_recv(c);
@@ -345,7 +353,8 @@ static int comm_client(struct bw_comm *c, const struct bw_opts *o)
 
 	rc = iwarp_cm_getaddr(o->server, o->port, &dst);
 	if (rc) {
-		fprintf(stderr, " iwarp_bw: cannot resolve %s: %s\n", o->server, iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: cannot resolve %s: %s\n", o->server,
+			iwarp_strerror(rc));
 		return rc;
 	}
 	rc = iwarp_cm_create_id(c->ch, c->ctx, &c->id, c, IWARP_PS_TCP);
@@ -353,12 +362,12 @@ static int comm_client(struct bw_comm *c, const struct bw_opts *o)
 		goto fail;
 	rc = iwarp_cm_resolve_addr(c->id, NULL, (struct sockaddr *)&dst, 2000);
 	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
-						 IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
+				   IWARP_CM_EVENT_ADDR_RESOLVED, 3000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	rc = iwarp_cm_resolve_route(c->id, 2000);
 	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
-						 IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
+				   IWARP_CM_EVENT_ROUTE_RESOLVED, 3000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	rc = comm_resources(c);
@@ -370,13 +379,14 @@ static int comm_client(struct bw_comm *c, const struct bw_opts *o)
 		return rc;
 	rc = iwarp_cm_connect(c->id, &cp);
 	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
-						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+				   IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	return 0;
 fail:
 	if (rc != -EINTR) /* SIGINT/SIGTERM: main says so */
-		fprintf(stderr, " iwarp_bw: control connection to %s:%u failed: %s\n",
+		fprintf(stderr,
+			" iwarp_bw: control connection to %s:%u failed: %s\n",
 			o->server, (unsigned int)o->port, iwarp_strerror(rc));
 	return rc;
 }
@@ -389,7 +399,8 @@ static int comm_server(struct bw_comm *c, const struct bw_opts *o)
 	struct iwarp_cm_event *ev;
 	int rc;
 
-	rc = iwarp_cm_getaddr(o->bind_addr ? o->bind_addr : "0.0.0.0", o->port, &src);
+	rc = iwarp_cm_getaddr(o->bind_addr ? o->bind_addr : "0.0.0.0", o->port,
+			      &src);
 	if (rc)
 		goto fail;
 	rc = iwarp_cm_create_id(c->ch, c->ctx, &listen_id, c, IWARP_PS_TCP);
@@ -405,7 +416,7 @@ static int comm_server(struct bw_comm *c, const struct bw_opts *o)
 	if (rc)
 		goto fail;
 	rc = bw_cm_wait(c->ch, c->inline_progress,
-						 IWARP_CM_EVENT_CONNECT_REQUEST, 24 * 3600 * 1000, &ev);
+			IWARP_CM_EVENT_CONNECT_REQUEST, 24 * 3600 * 1000, &ev);
 	if (rc)
 		goto fail;
 	c->id = ev->id;
@@ -416,14 +427,15 @@ static int comm_server(struct bw_comm *c, const struct bw_opts *o)
 	comm_conn_param(&cp);
 	rc = iwarp_cm_accept(c->id, &cp);
 	if (rc || (rc = bw_cm_wait(c->ch, c->inline_progress,
-						 IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
+				   IWARP_CM_EVENT_ESTABLISHED, 15000, &ev)))
 		goto fail;
 	iwarp_cm_ack_event(ev);
 	iwarp_cm_destroy_id(listen_id);
 	return 0;
 fail:
 	if (rc != -EINTR) /* SIGINT/SIGTERM: main says so */
-		fprintf(stderr, " iwarp_bw: control connection (server, port %u) failed: %s\n",
+		fprintf(stderr,
+			" iwarp_bw: control connection (server, port %u) failed: %s\n",
 			(unsigned int)o->port, iwarp_strerror(rc));
 out:
 	if (listen_id)
@@ -431,7 +443,8 @@ out:
 	return rc;
 }
 
-int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx, const struct bw_opts *o)
+int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx,
+		      const struct bw_opts *o)
 {
 	int rc;
 
@@ -443,12 +456,15 @@ int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx, const struct
 	if (!c->ch) {
 		rc = errno ? -errno : -ENOMEM;
 
-		fprintf(stderr, " iwarp_bw: iwarp_cm_create_event_channel: %s\n", iwarp_strerror(rc));
+		fprintf(stderr,
+			" iwarp_bw: iwarp_cm_create_event_channel: %s\n",
+			iwarp_strerror(rc));
 		return rc;
 	}
 	rc = bw_fd_nonblock(c->ch->fd);
 	if (rc) {
-		fprintf(stderr, " iwarp_bw: event channel: %s\n", iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: event channel: %s\n",
+			iwarp_strerror(rc));
 		return rc;
 	}
 	return c->client ? comm_client(c, o) : comm_server(c, o);
@@ -457,7 +473,9 @@ int bw_comm_establish(struct bw_comm *c, struct iwarp_context *ctx, const struct
 static int comm_send(struct bw_comm *c, const void *data, size_t len)
 {
 	uint8_t *sbuf = c->buf + BW_CTRL_BUF;
-	struct iwarp_sge sge = { .addr = (uintptr_t)sbuf, .length = (uint32_t)len, .lkey = c->mr->lkey };
+	struct iwarp_sge sge = {.addr = (uintptr_t)sbuf,
+				.length = (uint32_t)len,
+				.lkey = c->mr->lkey};
 	struct iwarp_send_wr wr = {
 		.wr_id = BW_SYNC_WRID,
 		.sg_list = &sge,
@@ -472,13 +490,15 @@ static int comm_send(struct bw_comm *c, const void *data, size_t len)
 	memcpy(sbuf, data, len);
 	rc = iwarp_post_send(c->id->qp, &wr, &bad);
 	if (rc) {
-		fprintf(stderr, " iwarp_bw: iwarp_post_send (control): %s\n", iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: iwarp_post_send (control): %s\n",
+			iwarp_strerror(rc));
 		return rc;
 	}
 	rc = bw_poll_one(c->scq, c->inline_progress, &wc);
 	if (rc)
 		return rc;
-	if (wc.status != IWARP_WC_SUCCESS || wc.opcode != IWARP_WC_SEND || wc.wr_id != BW_SYNC_WRID) {
+	if (wc.status != IWARP_WC_SUCCESS || wc.opcode != IWARP_WC_SEND ||
+	    wc.wr_id != BW_SYNC_WRID) {
 		fprintf(stderr, " iwarp_bw: control Send completion: %s\n",
 			iwarp_wc_status_str(wc.status));
 		return -EIO;
@@ -495,7 +515,8 @@ static int comm_recv(struct bw_comm *c, void *out, size_t cap)
 	rc = bw_poll_one(c->rcq, c->inline_progress, &wc);
 	if (rc)
 		return rc;
-	if (wc.status != IWARP_WC_SUCCESS || !(wc.opcode & IWARP_WC_RECV) || wc.wr_id != BW_SYNC_WRID) {
+	if (wc.status != IWARP_WC_SUCCESS || !(wc.opcode & IWARP_WC_RECV) ||
+	    wc.wr_id != BW_SYNC_WRID) {
 		fprintf(stderr, " iwarp_bw: control receive completion: %s\n",
 			iwarp_wc_status_str(wc.status));
 		return -EIO;
@@ -506,7 +527,8 @@ static int comm_recv(struct bw_comm *c, void *out, size_t cap)
 	return rc ? rc : (int)wc.byte_len;
 }
 
-int bw_comm_xchg(struct bw_comm *c, const void *mine, size_t len, void *theirs, size_t cap)
+int bw_comm_xchg(struct bw_comm *c, const void *mine, size_t len, void *theirs,
+		 size_t cap)
 {
 	int rc;
 
@@ -520,7 +542,8 @@ int bw_comm_xchg(struct bw_comm *c, const void *mine, size_t len, void *theirs, 
 	return comm_send(c, mine, len) ? -EIO : rc;
 }
 
-int bw_comm_handshake(struct bw_comm *c, const struct bw_dest *mine, struct bw_dest *theirs)
+int bw_comm_handshake(struct bw_comm *c, const struct bw_dest *mine,
+		      struct bw_dest *theirs)
 {
 	uint8_t out[BW_DEST_SIZE], in[BW_CTRL_BUF];
 	int rc;
@@ -532,7 +555,8 @@ int bw_comm_handshake(struct bw_comm *c, const struct bw_dest *mine, struct bw_d
 	return bw_dest_decode(in, (size_t)rc, theirs);
 }
 
-static int xchg_u64(struct bw_comm *c, uint64_t mine, uint64_t *theirs, size_t width)
+static int xchg_u64(struct bw_comm *c, uint64_t mine, uint64_t *theirs,
+		    size_t width)
 {
 	uint8_t out[8], in[BW_CTRL_BUF];
 	int rc;
@@ -550,7 +574,8 @@ static int xchg_u64(struct bw_comm *c, uint64_t mine, uint64_t *theirs, size_t w
 	return 0;
 }
 
-int bw_comm_xchg_report(struct bw_comm *c, const struct bw_report *mine, struct bw_report *theirs)
+int bw_comm_xchg_report(struct bw_comm *c, const struct bw_report *mine,
+			struct bw_report *theirs)
 {
 	uint64_t v;
 	int rc;
@@ -558,7 +583,8 @@ int bw_comm_xchg_report(struct bw_comm *c, const struct bw_report *mine, struct 
 	memset(theirs, 0, sizeof(*theirs));
 	rc = xchg_u64(c, mine->size, &theirs->size, 8);
 	if (!rc)
-		rc = xchg_u64(c, mine->iters, &theirs->iters, c->rem_ver >= 5.33 ? 8 : 4);
+		rc = xchg_u64(c, mine->iters, &theirs->iters,
+			      c->rem_ver >= 5.33 ? 8 : 4);
 	if (!rc && !(rc = xchg_u64(c, dbl_bits(mine->bw_peak), &v, 8)))
 		theirs->bw_peak = bits_dbl(v);
 	if (!rc && !(rc = xchg_u64(c, dbl_bits(mine->bw_avg), &v, 8)))
@@ -594,7 +620,7 @@ int bw_comm_preamble(struct bw_comm *c, int *mtu)
 	/* check_mtu */
 	*mtu = BW_MTU_ENUM;
 	if (c->rem_ver >= 5.1) {
-		char cur[4] = { 0 };
+		char cur[4] = {0};
 		size_t len = c->rem_ver >= 5.31 ? 2 : 4;
 
 		cur[0] = (char)('0' + BW_MTU_ENUM);
@@ -616,7 +642,8 @@ int bw_comm_wait_peer_close(struct bw_comm *c, int ms)
 
 	if (!c->ch || !c->id)
 		return -ENOTCONN;
-	rc = bw_cm_wait(c->ch, c->inline_progress, IWARP_CM_EVENT_DISCONNECTED, ms, &ev);
+	rc = bw_cm_wait(c->ch, c->inline_progress, IWARP_CM_EVENT_DISCONNECTED,
+			ms, &ev);
 	if (!rc)
 		iwarp_cm_ack_event(ev);
 	return rc;

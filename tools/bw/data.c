@@ -43,7 +43,8 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 	d->mr = iwarp_reg_mr(d->pd, d->buf, len, data_access(o));
 	if (!d->mr)
 		goto fail;
-	if (o->cq_wait != BW_WAIT_SPIN && (!o->latency || o->cq_wait == BW_WAIT_EVENT) &&
+	if (o->cq_wait != BW_WAIT_SPIN &&
+	    (!o->latency || o->cq_wait == BW_WAIT_EVENT) &&
 	    !d->inline_progress) {
 		d->chan = iwarp_create_comp_channel(d->ctx);
 		/* the BW loops poll(2) it and drain it without blocking */
@@ -66,8 +67,9 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 		d->ctrl_buf = calloc(words, sizeof(uint32_t));
 		if (!d->ctrl_buf)
 			return -ENOMEM;
-		d->ctrl_mr = iwarp_reg_mr(d->pd, d->ctrl_buf, words * sizeof(uint32_t),
-					  IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE);
+		d->ctrl_mr = iwarp_reg_mr(
+			d->pd, d->ctrl_buf, words * sizeof(uint32_t),
+			IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE);
 		if (!d->ctrl_mr)
 			goto fail;
 		d->credit_cnt = (uint32_t)o->rx_depth / 3;
@@ -75,26 +77,28 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 			d->credit_cnt = 1;
 	}
 	return 0;
-fail:
-	{
-		int rc = errno ? -errno : -ENOMEM;
+fail : {
+	int rc = errno ? -errno : -ENOMEM;
 
-		fprintf(stderr, " iwarp_bw: data resources (pd/mr/cq): %s\n", iwarp_strerror(rc));
-		return rc;
-	}
+	fprintf(stderr, " iwarp_bw: data resources (pd/mr/cq): %s\n",
+		iwarp_strerror(rc));
+	return rc;
+}
 }
 
 /*
  * A data connection could not be set up: names the resource when it is one
  * (file descriptors, memory, the context's QP limit) and the count reached.
  */
-static void data_limit_msg(const struct bw_data *d, int i, const char *what, int rc)
+static void data_limit_msg(const struct bw_data *d, int i, const char *what,
+			   int rc)
 {
 	struct iwarp_device_attr da;
 	struct rlimit rl;
 
 	/* the control QP shares the context: data QP i is QP i + 1 */
-	if (iwarp_query_device(d->ctx, &da) == 0 && da.max_qp > 0 && i + 1 >= da.max_qp) {
+	if (iwarp_query_device(d->ctx, &da) == 0 && da.max_qp > 0 &&
+	    i + 1 >= da.max_qp) {
 		fprintf(stderr,
 			" iwarp_bw: the context's QP limit (max_qp %d of iwarp_query_device, control QP"
 			" included) reached at %s of data QP %d: %d of %d QPs connected (%s)\n",
@@ -105,14 +109,16 @@ static void data_limit_msg(const struct bw_data *d, int i, const char *what, int
 		fprintf(stderr,
 			" iwarp_bw: out of file descriptors (%s, RLIMIT_NOFILE %llu) at %s of data QP %d:"
 			" %d of %d QPs connected\n",
-			rc == -EMFILE ? "EMFILE" : "ENFILE", (unsigned long long)rl.rlim_cur, what,
-			i, i, d->n);
+			rc == -EMFILE ? "EMFILE" : "ENFILE",
+			(unsigned long long)rl.rlim_cur, what, i, i, d->n);
 	} else if (rc == -ENOMEM) {
-		fprintf(stderr, " iwarp_bw: out of memory (ENOMEM) at %s of data QP %d: %d of %d QPs connected\n",
+		fprintf(stderr,
+			" iwarp_bw: out of memory (ENOMEM) at %s of data QP %d: %d of %d QPs connected\n",
 			what, i, i, d->n);
 	} else {
-		fprintf(stderr, " iwarp_bw: %s of data QP %d failed: %d of %d QPs connected (%s)\n", what,
-			i, i, d->n, iwarp_strerror(rc));
+		fprintf(stderr,
+			" iwarp_bw: %s of data QP %d failed: %d of %d QPs connected (%s)\n",
+			what, i, i, d->n, iwarp_strerror(rc));
 	}
 }
 
@@ -127,11 +133,13 @@ static int data_create_qp(struct bw_data *d, const struct bw_opts *o, int i)
 	qa.recv_cq = d->rcq;
 	qa.qp_type = IWARP_QPT_RC;
 	/* credits add one RDMA Write per credit_cnt receives */
-	qa.cap.max_send_wr = (uint32_t)o->tx_depth + (d->send_credit ? (uint32_t)o->tx_depth : 0u);
+	qa.cap.max_send_wr = (uint32_t)o->tx_depth +
+			     (d->send_credit ? (uint32_t)o->tx_depth : 0u);
 	qa.cap.max_recv_wr = (uint32_t)o->rx_depth;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
-	qa.cap.max_inline_data = (uint32_t)(o->inline_size > 0 ? o->inline_size : 0);
+	qa.cap.max_inline_data =
+		(uint32_t)(o->inline_size > 0 ? o->inline_size : 0);
 	rc = iwarp_cm_create_qp(d->q[i].id, d->pd, &qa);
 	if (rc) {
 		data_limit_msg(d, i, "iwarp_cm_create_qp", rc);
@@ -163,8 +171,8 @@ static void data_conn_param(const struct bw_opts *o, struct iwarp_conn_param *p)
  * private data (perftest) is paired in arrival order.
  */
 #define BW_CONNECT_WINDOW 64
-#define BW_PD_LEN 8
-static const uint8_t bw_pd_magic[4] = { 'i', 'w', 'b', 'w' };
+#define BW_PD_LEN	  8
+static const uint8_t bw_pd_magic[4] = {'i', 'w', 'b', 'w'};
 
 /* The client's next step for QP |q| after CM event |e| (acked here). */
 static int data_client_step(struct bw_data *d, const struct bw_opts *o,
@@ -220,19 +228,26 @@ static int data_client_try(struct bw_data *d, const struct bw_opts *o,
 	int started = 0, established = 0, rc;
 
 	while (established < d->n) {
-		while (started < d->n && started - established < BW_CONNECT_WINDOW) {
+		while (started < d->n &&
+		       started - established < BW_CONNECT_WINDOW) {
 			struct bw_qp *q = &d->q[started];
 
-			rc = iwarp_cm_create_id(d->ch, d->ctx, &q->id, q, IWARP_PS_TCP);
+			rc = iwarp_cm_create_id(d->ch, d->ctx, &q->id, q,
+						IWARP_PS_TCP);
 			if (rc) {
-				data_limit_msg(d, started, "iwarp_cm_create_id", rc);
+				data_limit_msg(d, started, "iwarp_cm_create_id",
+					       rc);
 				return rc;
 			}
-			rc = iwarp_cm_resolve_addr(q->id, NULL, (const struct sockaddr *)dst,
+			rc = iwarp_cm_resolve_addr(q->id, NULL,
+						   (const struct sockaddr *)dst,
 						   2000);
 			if (rc) {
-				if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM)
-					data_limit_msg(d, started, "resolving the address", rc);
+				if (rc == -EMFILE || rc == -ENFILE ||
+				    rc == -ENOMEM)
+					data_limit_msg(d, started,
+						       "resolving the address",
+						       rc);
 				return rc;
 			}
 			started++;
@@ -240,7 +255,8 @@ static int data_client_try(struct bw_data *d, const struct bw_opts *o,
 		rc = bw_cm_next(d->ch, d->inline_progress, 15000, &ev);
 		if (rc) {
 			if (rc != -EINTR)
-				data_limit_msg(d, established, "connecting", rc);
+				data_limit_msg(d, established, "connecting",
+					       rc);
 			return rc;
 		}
 		rc = data_client_step(d, o, ev, &established);
@@ -277,7 +293,7 @@ static int data_client(struct bw_data *d, const struct bw_opts *o)
 	/* rdma_cm_client_connection: 10 tries, 100 ms apart (the server may
 	 * not listen yet). */
 	for (tries = 0; tries < 10; tries++) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		struct timespec ts = {0, 100 * 1000 * 1000};
 		int reached;
 
 		rc = data_client_try(d, o, &dst);
@@ -294,7 +310,8 @@ static int data_client(struct bw_data *d, const struct bw_opts *o)
 		if (bw_stopping())
 			return -EINTR;
 	}
-	fprintf(stderr, " iwarp_bw: data connection to %s:%u failed after 10 tries: %s\n",
+	fprintf(stderr,
+		" iwarp_bw: data connection to %s:%u failed after 10 tries: %s\n",
 		o->server, (unsigned int)o->port, iwarp_strerror(rc));
 	return rc;
 }
@@ -310,9 +327,11 @@ static int data_listen(struct bw_data *d, const struct bw_opts *o)
 	struct sockaddr_storage src;
 	int rc;
 
-	rc = iwarp_cm_getaddr(o->bind_addr ? o->bind_addr : "0.0.0.0", o->port, &src);
+	rc = iwarp_cm_getaddr(o->bind_addr ? o->bind_addr : "0.0.0.0", o->port,
+			      &src);
 	if (!rc)
-		rc = iwarp_cm_create_id(d->ch, d->ctx, &d->listen_id, d, IWARP_PS_TCP);
+		rc = iwarp_cm_create_id(d->ch, d->ctx, &d->listen_id, d,
+					IWARP_PS_TCP);
 	if (!rc)
 		rc = iwarp_cm_bind_addr(d->listen_id, (struct sockaddr *)&src);
 	if (!rc)
@@ -320,14 +339,15 @@ static int data_listen(struct bw_data *d, const struct bw_opts *o)
 	if (!rc)
 		rc = iwarp_cm_listen(d->listen_id, d->n);
 	if (rc)
-		fprintf(stderr, " iwarp_bw: data listener on port %u: %s\n", (unsigned int)o->port,
-			iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: data listener on port %u: %s\n",
+			(unsigned int)o->port, iwarp_strerror(rc));
 	return rc;
 }
 
 /* The server's slot for a CONNECT_REQUEST: the index the client named in
  * its private data, else the first free one; -1 when none. */
-static int data_server_slot(const struct bw_data *d, const struct iwarp_cm_event *e)
+static int data_server_slot(const struct bw_data *d,
+			    const struct iwarp_cm_event *e)
 {
 	const uint8_t *pd = e->param.conn.private_data;
 	int i;
@@ -396,7 +416,8 @@ static int data_ctrl_gone(struct bw_comm *c)
 
 /* Server: accepts the num_qps data connections on d->listen_id, as many at
  * once as the clients ask for. */
-static int data_server(struct bw_data *d, const struct bw_opts *o, struct bw_comm *c)
+static int data_server(struct bw_data *d, const struct bw_opts *o,
+		       struct bw_comm *c)
 {
 	struct iwarp_cm_event *ev;
 	int established = 0, rc = 0, said = 0, waited = 0;
@@ -413,8 +434,9 @@ static int data_server(struct bw_data *d, const struct bw_opts *o, struct bw_com
 		rc = bw_cm_next(d->ch, d->inline_progress, 250, &ev);
 		if (rc == -ETIMEDOUT && (waited += 250) < 30000) {
 			if (data_ctrl_gone(c)) {
-				fprintf(stderr, " iwarp_bw: the client closed the control connection"
-						" while %d of %d data connections were established\n",
+				fprintf(stderr,
+					" iwarp_bw: the client closed the control connection"
+					" while %d of %d data connections were established\n",
 					established, d->n);
 				said = 1;
 				rc = -ECONNRESET;
@@ -449,8 +471,8 @@ static int data_server(struct bw_data *d, const struct bw_opts *o, struct bw_com
 	return rc;
 }
 
-int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm *c,
-		    const struct bw_opts *o)
+int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx,
+		    struct bw_comm *c, const struct bw_opts *o)
 {
 	struct bw_dest zero, rem;
 	uint64_t t0;
@@ -491,7 +513,8 @@ int bw_data_connect(struct bw_data *d, struct iwarp_context *ctx, struct bw_comm
 	return bw_comm_handshake(c, &zero, &rem);
 }
 
-void bw_data_my_dest(const struct bw_data *d, const struct bw_opts *o, int i, struct bw_dest *m)
+void bw_data_my_dest(const struct bw_data *d, const struct bw_opts *o, int i,
+		     struct bw_dest *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->qpn = d->q[i].qp ? d->q[i].qp->qp_num : 0;
@@ -519,12 +542,14 @@ void bw_data_close(struct bw_data *d, const struct bw_opts *o)
 		if (!o->server || tool_stop_signal())
 			iwarp_cm_disconnect(d->q[i].id);
 	}
-	while (left > 0 && d->ch && !bw_cm_wait(d->ch, d->inline_progress,
-						  IWARP_CM_EVENT_DISCONNECTED, 5000, &ev)) {
+	while (left > 0 && d->ch &&
+	       !bw_cm_wait(d->ch, d->inline_progress,
+			   IWARP_CM_EVENT_DISCONNECTED, 5000, &ev)) {
 		iwarp_cm_ack_event(ev);
 		left--;
 	}
-	if (left > 0 && o->server) { /* peer did not disconnect: do it ourselves */
+	if (left > 0 &&
+	    o->server) { /* peer did not disconnect: do it ourselves */
 		for (i = 0; i < d->n; i++)
 			if (d->q[i].connected)
 				iwarp_cm_disconnect(d->q[i].id);

@@ -17,12 +17,27 @@
 #include "tools/bw/bw.h"
 #include "tools/common/stop.h"
 
-#define BW_PEER_CLOSE_MS 5000 /* server: wait for the client's control close */
+#define BW_PEER_CLOSE_MS                                                       \
+	5000 /* server: wait for the client's control close                    \
+	      */
 
 enum {
-	OPT_TEST = 256, OPT_LATENCY, OPT_GBITS, OPT_JSON, OPT_CRC, OPT_MARKERS, OPT_MPA_REV,
-	OPT_P2P, OPT_CC, OPT_PROGRESS, OPT_BIND, OPT_CQ_WAIT, OPT_CQ_SPIN, OPT_CPU_UTIL,
-	OPT_WRITE_IMM, OPT_SEND_IMM,
+	OPT_TEST = 256,
+	OPT_LATENCY,
+	OPT_GBITS,
+	OPT_JSON,
+	OPT_CRC,
+	OPT_MARKERS,
+	OPT_MPA_REV,
+	OPT_P2P,
+	OPT_CC,
+	OPT_PROGRESS,
+	OPT_BIND,
+	OPT_CQ_WAIT,
+	OPT_CQ_SPIN,
+	OPT_CPU_UTIL,
+	OPT_WRITE_IMM,
+	OPT_SEND_IMM,
 };
 
 static void usage(FILE *f)
@@ -114,25 +129,30 @@ static int ext_args(struct bw_opts *o, int rx)
 	if (!o->atomic && !o->write_imm && !o->send_imm)
 		return 0;
 	if (o->atomic + o->write_imm + o->send_imm > 1 ||
-	    (o->write_imm && o->verb != BW_WRITE) || (o->send_imm && o->verb != BW_SEND)) {
-		fprintf(stderr, " iwarp_bw: --write_with_imm needs --test write, --send_with_imm"
+	    (o->write_imm && o->verb != BW_WRITE) ||
+	    (o->send_imm && o->verb != BW_SEND)) {
+		fprintf(stderr,
+			" iwarp_bw: --write_with_imm needs --test write, --send_with_imm"
 			" --test send, and --test atomic neither\n");
 		return -1;
 	}
 	if (o->all || o->duration) {
-		fprintf(stderr, " iwarp_bw: -a and -D do not go with the RFC 7306 tests\n");
+		fprintf(stderr,
+			" iwarp_bw: -a and -D do not go with the RFC 7306 tests\n");
 		return -1;
 	}
 	if (o->atomic) {
 		if (o->size_set && o->size != 8) {
-			fprintf(stderr, " iwarp_bw: atomic messages are 8 octets\n");
+			fprintf(stderr,
+				" iwarp_bw: atomic messages are 8 octets\n");
 			return -1;
 		}
 		o->verb = BW_READ;
 		o->size = 8;
 		o->size_set = 1;
 		if (o->duplex) {
-			fprintf(stderr, " iwarp_bw: -b does not go with --test atomic\n");
+			fprintf(stderr,
+				" iwarp_bw: -b does not go with --test atomic\n");
 			return -1;
 		}
 	}
@@ -143,7 +163,8 @@ static int ext_args(struct bw_opts *o, int rx)
 		 * that the message carries on the wire (RFC 7306 §4.1).
 		 */
 		if (o->size_set && o->size != 8) {
-			fprintf(stderr, " iwarp_bw: --send_with_imm messages are 8 octets of Immediate Data\n");
+			fprintf(stderr,
+				" iwarp_bw: --send_with_imm messages are 8 octets of Immediate Data\n");
 			return -1;
 		}
 		o->size = 8;
@@ -153,7 +174,8 @@ static int ext_args(struct bw_opts *o, int rx)
 		uint64_t n = o->iters_set ? o->iters : o->latency ? 1000 : 5000;
 
 		if (n > 16384 || o->duplex || rx > 0) {
-			fprintf(stderr, " iwarp_bw: --write_with_imm needs -n <= 16384, no -b, no -r"
+			fprintf(stderr,
+				" iwarp_bw: --write_with_imm needs -n <= 16384, no -b, no -r"
 				" (one receive per iteration is posted up front)\n");
 			return -1;
 		}
@@ -164,42 +186,42 @@ static int ext_args(struct bw_opts *o, int rx)
 static int parse_args(int argc, char **argv, struct bw_opts *o)
 {
 	static const struct option lo[] = {
-		{ "test", required_argument, NULL, OPT_TEST },
-		{ "latency", no_argument, NULL, OPT_LATENCY },
-		{ "size", required_argument, NULL, 's' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "qp", required_argument, NULL, 'q' },
-		{ "bidirectional", no_argument, NULL, 'b' },
-		{ "tx-depth", required_argument, NULL, 't' },
-		{ "rx-depth", required_argument, NULL, 'r' },
-		{ "inline_size", required_argument, NULL, 'I' },
-		{ "outs", required_argument, NULL, 'o' },
-		{ "cq-mod", required_argument, NULL, 'Q' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "CPU-freq", no_argument, NULL, 'F' },
-		{ "rdma_cm", no_argument, NULL, 'R' },
-		{ "report_gbits", no_argument, NULL, OPT_GBITS },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "bind", required_argument, NULL, OPT_BIND },
-		{ "crc", no_argument, NULL, OPT_CRC },
-		{ "markers", no_argument, NULL, OPT_MARKERS },
-		{ "mpa-rev", required_argument, NULL, OPT_MPA_REV },
-		{ "p2p", required_argument, NULL, OPT_P2P },
-		{ "cc", required_argument, NULL, OPT_CC },
-		{ "progress", required_argument, NULL, OPT_PROGRESS },
-		{ "use_event", no_argument, NULL, 'e' },
-		{ "cq-wait", required_argument, NULL, OPT_CQ_WAIT },
-		{ "cq-spin", required_argument, NULL, OPT_CQ_SPIN },
-		{ "post_list", required_argument, NULL, 'l' },
-		{ "cpu_util", no_argument, NULL, OPT_CPU_UTIL },
-		{ "atomic_type", required_argument, NULL, 'A' },
-		{ "write_with_imm", no_argument, NULL, OPT_WRITE_IMM },
-		{ "send_with_imm", no_argument, NULL, OPT_SEND_IMM },
-		{ "help", no_argument, NULL, 'h' },
+		{"test", required_argument, NULL, OPT_TEST},
+		{"latency", no_argument, NULL, OPT_LATENCY},
+		{"size", required_argument, NULL, 's'},
+		{"all", no_argument, NULL, 'a'},
+		{"iters", required_argument, NULL, 'n'},
+		{"duration", required_argument, NULL, 'D'},
+		{"qp", required_argument, NULL, 'q'},
+		{"bidirectional", no_argument, NULL, 'b'},
+		{"tx-depth", required_argument, NULL, 't'},
+		{"rx-depth", required_argument, NULL, 'r'},
+		{"inline_size", required_argument, NULL, 'I'},
+		{"outs", required_argument, NULL, 'o'},
+		{"cq-mod", required_argument, NULL, 'Q'},
+		{"port", required_argument, NULL, 'p'},
+		{"CPU-freq", no_argument, NULL, 'F'},
+		{"rdma_cm", no_argument, NULL, 'R'},
+		{"report_gbits", no_argument, NULL, OPT_GBITS},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"bind", required_argument, NULL, OPT_BIND},
+		{"crc", no_argument, NULL, OPT_CRC},
+		{"markers", no_argument, NULL, OPT_MARKERS},
+		{"mpa-rev", required_argument, NULL, OPT_MPA_REV},
+		{"p2p", required_argument, NULL, OPT_P2P},
+		{"cc", required_argument, NULL, OPT_CC},
+		{"progress", required_argument, NULL, OPT_PROGRESS},
+		{"use_event", no_argument, NULL, 'e'},
+		{"cq-wait", required_argument, NULL, OPT_CQ_WAIT},
+		{"cq-spin", required_argument, NULL, OPT_CQ_SPIN},
+		{"post_list", required_argument, NULL, 'l'},
+		{"cpu_util", no_argument, NULL, OPT_CPU_UTIL},
+		{"atomic_type", required_argument, NULL, 'A'},
+		{"write_with_imm", no_argument, NULL, OPT_WRITE_IMM},
+		{"send_with_imm", no_argument, NULL, OPT_SEND_IMM},
+		{"help", no_argument, NULL, 'h'},
 		TOOL_TLS_LONG_OPTS,
-		{ NULL, 0, NULL, 0 },
+		{NULL, 0, NULL, 0},
 	};
 	int c, tx = -1, rx = -1, v;
 
@@ -214,7 +236,8 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	o->cq_wait = BW_WAIT_HYBRID;
 	o->cq_spin_us = BW_CQ_SPIN_US;
 	o->post_list = 1;
-	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:l:eFRhA:", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:an:D:q:bt:r:I:o:Q:p:l:eFRhA:",
+				lo, NULL)) != -1) {
 		if (tool_tls_opt(&o->tls, c, optarg))
 			continue;
 		switch (c) {
@@ -230,22 +253,40 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 			else
 				goto bad;
 			break;
-		case OPT_LATENCY: o->latency = 1; break;
+		case OPT_LATENCY:
+			o->latency = 1;
+			break;
 		case 's':
-			if (parse_u64(optarg, &o->size) || o->size < 1 || o->size > BW_MAX_SIZE)
+			if (parse_u64(optarg, &o->size) || o->size < 1 ||
+			    o->size > BW_MAX_SIZE)
 				goto bad;
 			o->size_set = 1;
 			break;
-		case 'a': o->all = 1; break;
+		case 'a':
+			o->all = 1;
+			break;
 		case 'n':
-			if (parse_u64(optarg, &o->iters) || o->iters < 5 || o->iters > 100000000)
+			if (parse_u64(optarg, &o->iters) || o->iters < 5 ||
+			    o->iters > 100000000)
 				goto bad;
 			o->iters_set = 1;
 			break;
-		case 'D': if (parse_int(optarg, 1, 86400, &o->duration)) goto bad; break;
-		case 'q': if (parse_int(optarg, 1, BW_MAX_QPS, &o->num_qps)) goto bad; break;
-		case 'l': if (parse_int(optarg, 1, BW_MAX_POST_LIST, &o->post_list)) goto bad; break;
-		case OPT_CPU_UTIL: o->cpu_util = 1; break;
+		case 'D':
+			if (parse_int(optarg, 1, 86400, &o->duration))
+				goto bad;
+			break;
+		case 'q':
+			if (parse_int(optarg, 1, BW_MAX_QPS, &o->num_qps))
+				goto bad;
+			break;
+		case 'l':
+			if (parse_int(optarg, 1, BW_MAX_POST_LIST,
+				      &o->post_list))
+				goto bad;
+			break;
+		case OPT_CPU_UTIL:
+			o->cpu_util = 1;
+			break;
 		case 'A':
 			if (!strcmp(optarg, "FETCH_AND_ADD"))
 				o->atomic_op = BW_ATOMIC_FA;
@@ -254,50 +295,116 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 			else
 				goto bad;
 			break;
-		case OPT_WRITE_IMM: o->write_imm = 1; break;
-		case OPT_SEND_IMM: o->send_imm = 1; break;
-		case 'b': o->duplex = 1; break;
-		case 't': if (parse_int(optarg, 1, 15000, &tx)) goto bad; break;
-		case 'r': if (parse_int(optarg, 1, 16384, &rx)) goto bad; break;
-		case 'I': if (parse_int(optarg, 0, 912, &o->inline_size)) goto bad; break;
-		case 'o': if (parse_int(optarg, 1, 255, &o->out_reads)) goto bad; break;
-		case 'Q': if (parse_int(optarg, 1, 1024, &o->cq_mod)) goto bad; break;
-		case 'p': if (parse_int(optarg, 1, 65535, &v)) goto bad; o->port = (uint16_t)v; break;
-		case 'F': case 'R': break;
-		case OPT_GBITS: o->report_gbits = 1; break;
-		case OPT_JSON: o->json = 1; break;
-		case OPT_BIND: o->bind_addr = optarg; break;
-		case OPT_CRC: o->crc_set = 1; o->crc = IWARP_CRC_REQUIRE; break;
-		case OPT_MARKERS: o->markers = 1; break;
-		case OPT_MPA_REV: if (parse_int(optarg, 1, 2, &o->mpa_rev)) goto bad; break;
+		case OPT_WRITE_IMM:
+			o->write_imm = 1;
+			break;
+		case OPT_SEND_IMM:
+			o->send_imm = 1;
+			break;
+		case 'b':
+			o->duplex = 1;
+			break;
+		case 't':
+			if (parse_int(optarg, 1, 15000, &tx))
+				goto bad;
+			break;
+		case 'r':
+			if (parse_int(optarg, 1, 16384, &rx))
+				goto bad;
+			break;
+		case 'I':
+			if (parse_int(optarg, 0, 912, &o->inline_size))
+				goto bad;
+			break;
+		case 'o':
+			if (parse_int(optarg, 1, 255, &o->out_reads))
+				goto bad;
+			break;
+		case 'Q':
+			if (parse_int(optarg, 1, 1024, &o->cq_mod))
+				goto bad;
+			break;
+		case 'p':
+			if (parse_int(optarg, 1, 65535, &v))
+				goto bad;
+			o->port = (uint16_t)v;
+			break;
+		case 'F':
+		case 'R':
+			break;
+		case OPT_GBITS:
+			o->report_gbits = 1;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
+		case OPT_BIND:
+			o->bind_addr = optarg;
+			break;
+		case OPT_CRC:
+			o->crc_set = 1;
+			o->crc = IWARP_CRC_REQUIRE;
+			break;
+		case OPT_MARKERS:
+			o->markers = 1;
+			break;
+		case OPT_MPA_REV:
+			if (parse_int(optarg, 1, 2, &o->mpa_rev))
+				goto bad;
+			break;
 		case OPT_P2P:
 			o->p2p_set = 1;
-			if (!strcmp(optarg, "none")) o->p2p = IWARP_P2P_NONE;
-			else if (!strcmp(optarg, "write")) o->p2p = IWARP_P2P_WRITE;
-			else if (!strcmp(optarg, "read")) o->p2p = IWARP_P2P_READ;
-			else if (!strcmp(optarg, "send")) o->p2p = IWARP_P2P_SEND;
-			else if (!strcmp(optarg, "auto")) o->p2p = IWARP_P2P_AUTO;
-			else goto bad;
+			if (!strcmp(optarg, "none"))
+				o->p2p = IWARP_P2P_NONE;
+			else if (!strcmp(optarg, "write"))
+				o->p2p = IWARP_P2P_WRITE;
+			else if (!strcmp(optarg, "read"))
+				o->p2p = IWARP_P2P_READ;
+			else if (!strcmp(optarg, "send"))
+				o->p2p = IWARP_P2P_SEND;
+			else if (!strcmp(optarg, "auto"))
+				o->p2p = IWARP_P2P_AUTO;
+			else
+				goto bad;
 			break;
-		case OPT_CC: o->cc = optarg; break;
+		case OPT_CC:
+			o->cc = optarg;
+			break;
 		case OPT_PROGRESS:
 			o->progress_set = 1;
-			if (!strcmp(optarg, "adaptive")) o->progress = IWARP_PROGRESS_ADAPTIVE;
-			else if (!strcmp(optarg, "latency")) o->progress = IWARP_PROGRESS_LATENCY;
-			else if (!strcmp(optarg, "cpu")) o->progress = IWARP_PROGRESS_CPU;
-			else if (!strcmp(optarg, "inline")) o->progress = IWARP_PROGRESS_INLINE;
-			else goto bad;
+			if (!strcmp(optarg, "adaptive"))
+				o->progress = IWARP_PROGRESS_ADAPTIVE;
+			else if (!strcmp(optarg, "latency"))
+				o->progress = IWARP_PROGRESS_LATENCY;
+			else if (!strcmp(optarg, "cpu"))
+				o->progress = IWARP_PROGRESS_CPU;
+			else if (!strcmp(optarg, "inline"))
+				o->progress = IWARP_PROGRESS_INLINE;
+			else
+				goto bad;
 			break;
-		case 'e': o->cq_wait = BW_WAIT_EVENT; break;
+		case 'e':
+			o->cq_wait = BW_WAIT_EVENT;
+			break;
 		case OPT_CQ_WAIT:
-			if (!strcmp(optarg, "hybrid")) o->cq_wait = BW_WAIT_HYBRID;
-			else if (!strcmp(optarg, "event")) o->cq_wait = BW_WAIT_EVENT;
-			else if (!strcmp(optarg, "spin")) o->cq_wait = BW_WAIT_SPIN;
-			else goto bad;
+			if (!strcmp(optarg, "hybrid"))
+				o->cq_wait = BW_WAIT_HYBRID;
+			else if (!strcmp(optarg, "event"))
+				o->cq_wait = BW_WAIT_EVENT;
+			else if (!strcmp(optarg, "spin"))
+				o->cq_wait = BW_WAIT_SPIN;
+			else
+				goto bad;
 			break;
-		case OPT_CQ_SPIN: if (parse_int(optarg, 0, 1000000, &o->cq_spin_us)) goto bad; break;
-		case 'h': usage(stdout); exit(0);
-		default: goto bad;
+		case OPT_CQ_SPIN:
+			if (parse_int(optarg, 0, 1000000, &o->cq_spin_us))
+				goto bad;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			goto bad;
 		}
 	}
 	if (optind < argc)
@@ -334,7 +441,8 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	if (o->latency) {
 		o->cq_mod = 1;
 		if (o->duplex || o->duration || o->post_list > 1) {
-			fprintf(stderr, " iwarp_bw: -b, -D and -l are BW-test options\n");
+			fprintf(stderr,
+				" iwarp_bw: -b, -D and -l are BW-test options\n");
 			return -1;
 		}
 	}
@@ -343,12 +451,14 @@ static int parse_args(int argc, char **argv, struct bw_opts *o)
 	if (o->post_list > o->tx_depth)
 		o->post_list = o->tx_depth;
 	if (o->duration && (o->all || o->duration <= 2 * o->margin)) {
-		fprintf(stderr, " iwarp_bw: -D needs DURATION > 2*MARGIN (4 s) and no -a\n");
+		fprintf(stderr,
+			" iwarp_bw: -D needs DURATION > 2*MARGIN (4 s) and no -a\n");
 		return -1;
 	}
 	if (o->verb == BW_READ)
 		o->inline_size = 0;
-	o->progress_line = !o->json && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+	o->progress_line =
+		!o->json && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
 	return 0;
 bad:
 	usage(stderr);
@@ -389,7 +499,8 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		a.rdmap_ext = 1;
 	if (o->progress_set)
 		a.progress = o->progress;
-	else if (o->latency && o->cq_wait != BW_WAIT_EVENT && !getenv("IWARP_PROGRESS"))
+	else if (o->latency && o->cq_wait != BW_WAIT_EVENT &&
+		 !getenv("IWARP_PROGRESS"))
 		/* One thread per process: the application's own busy-poll
 		 * drives the engine. With an engine thread, two processes
 		 * would spin four threads (iwarp_bw(1), NOTES). With -e the
@@ -401,17 +512,22 @@ static struct iwarp_context *open_ctx(struct bw_opts *o)
 		int err = errno;
 
 		if (err == ENOSYS)
-			fprintf(stderr, " iwarp_bw: io_uring unavailable on this kernel\n");
+			fprintf(stderr,
+				" iwarp_bw: io_uring unavailable on this kernel\n");
 		else
-			fprintf(stderr, " iwarp_bw: iwarp_open_context: %s\n", iwarp_strerror(-err));
+			fprintf(stderr, " iwarp_bw: iwarp_open_context: %s\n",
+				iwarp_strerror(-err));
 		return NULL;
 	}
 	if (iwarp_query_context(ctx, &a) == 0)
 		o->progress = a.progress;
 	if (o->out_reads < 0) {
 		o->out_reads = 16;
-		if (iwarp_query_device(ctx, &da) == 0 && da.max_qp_init_rd_atom > 0)
-			o->out_reads = da.max_qp_init_rd_atom < 255 ? da.max_qp_init_rd_atom : 255;
+		if (iwarp_query_device(ctx, &da) == 0 &&
+		    da.max_qp_init_rd_atom > 0)
+			o->out_reads = da.max_qp_init_rd_atom < 255
+					       ? da.max_qp_init_rd_atom
+					       : 255;
 	}
 	return ctx;
 }
@@ -434,17 +550,20 @@ static void raise_nofile(void)
 /* After a failure: prints pending QP async events (a TERMINATE's cause). */
 static void print_async_events(struct iwarp_context *ctx)
 {
-	struct pollfd pfd = { .fd = iwarp_async_fd(ctx), .events = POLLIN };
+	struct pollfd pfd = {.fd = iwarp_async_fd(ctx), .events = POLLIN};
 	struct iwarp_async_event ev;
 	int i;
 
 	for (i = 0; i < 8 && pfd.fd >= 0 && poll(&pfd, 1, 0) > 0; i++) {
 		if (iwarp_get_async_event(ctx, &ev))
 			break;
-		fprintf(stderr, " iwarp_bw: async event %s", iwarp_event_type_str(ev.event_type));
+		fprintf(stderr, " iwarp_bw: async event %s",
+			iwarp_event_type_str(ev.event_type));
 		if (ev.term.layer || ev.term.etype || ev.term.ecode)
 			fprintf(stderr, ", TERMINATE %s by %s",
-				iwarp_term_strerror(ev.term.layer, ev.term.etype, ev.term.ecode),
+				iwarp_term_strerror(ev.term.layer,
+						    ev.term.etype,
+						    ev.term.ecode),
 				ev.term_received ? "the peer" : "us");
 		fprintf(stderr, "\n");
 		iwarp_ack_async_event(&ev);
@@ -462,8 +581,9 @@ static void print_async_events(struct iwarp_context *ctx)
  *  - write_bw.c and read_bw.c: one per QP, [local], one per QP (remote),
  *    one.
  */
-static int pre_handshakes(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
-			  struct bw_dest *my, struct bw_dest *rem)
+static int pre_handshakes(struct bw_comm *c, struct bw_data *d,
+			  const struct bw_opts *o, struct bw_dest *my,
+			  struct bw_dest *rem)
 {
 	int i, rc = 0;
 
@@ -506,8 +626,9 @@ static uint64_t next_size(const struct bw_opts *o, uint64_t s)
 	return o->all && s < BW_MAX_SIZE ? s * 2 : 0;
 }
 
-static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
-		       struct bw_dest *my, struct bw_dest *rem)
+static int run_rdma_bw(struct bw_comm *c, struct bw_data *d,
+		       const struct bw_opts *o, struct bw_dest *my,
+		       struct bw_dest *rem)
 {
 	struct bw_report mine, theirs;
 	struct bw_result r;
@@ -522,7 +643,8 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		uint64_t w0 = bw_now_ns();
 		int bad = 0;
 
-		if (o->write_imm) { /* every Write consumes a receive: check each */
+		if (o->write_imm) { /* every Write consumes a receive: check
+				       each */
 			rc = bw_run_bw_server(d, o, o->size, &r);
 			if (rc)
 				return rc;
@@ -532,7 +654,8 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 		 * the run end normally for the client, then fails ours */
 		if (!rc && o->atomic)
 			bad = bw_atomic_check_server(d, o, d->n, o->iters);
-		bw_set_row_cpu(bw_cpu_seconds() - c0, (double)(bw_now_ns() - w0) / 1e9);
+		bw_set_row_cpu(bw_cpu_seconds() - c0,
+			       (double)(bw_now_ns() - w0) / 1e9);
 		if (!rc)
 			rc = bw_comm_xchg_report(c, &mine, &theirs);
 		if (!rc)
@@ -550,7 +673,8 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 			rc = bw_atomic_readback(d, o, o->iters);
 		if (rc)
 			return rc;
-		if (o->duplex && o->all && (rc = bw_comm_handshake(c, &my[0], &rem[0])))
+		if (o->duplex && o->all &&
+		    (rc = bw_comm_handshake(c, &my[0], &rem[0])))
 			return rc;
 		bw_make_report(o, &r, &mine);
 		bw_set_row_cpu(r.cpu_s, r.wall_s);
@@ -574,8 +698,9 @@ static int run_rdma_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 	return bw_comm_handshake(c, &my[0], &rem[0]); /* ctx_close_connection */
 }
 
-static int run_send_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
-		       struct bw_dest *my, struct bw_dest *rem)
+static int run_send_bw(struct bw_comm *c, struct bw_data *d,
+		       const struct bw_opts *o, struct bw_dest *my,
+		       struct bw_dest *rem)
 {
 	struct bw_report mine, theirs;
 	struct bw_result r;
@@ -612,8 +737,9 @@ static int run_send_bw(struct bw_comm *c, struct bw_data *d, const struct bw_opt
 	return bw_comm_handshake(c, &my[0], &rem[0]);
 }
 
-static int run_lat(struct bw_comm *c, struct bw_data *d, const struct bw_opts *o,
-		   struct bw_dest *my, struct bw_dest *rem)
+static int run_lat(struct bw_comm *c, struct bw_data *d,
+		   const struct bw_opts *o, struct bw_dest *my,
+		   struct bw_dest *rem)
 {
 	uint64_t *t, s;
 	double cpu = 0, wall = 0;
@@ -739,7 +865,8 @@ out:
 			rc = -EINTR;
 	} else if (rc) {
 		print_async_events(ctx);
-		fprintf(stderr, " iwarp_bw: test failed: %s\n", iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: test failed: %s\n",
+			iwarp_strerror(rc));
 	}
 	bw_data_close(&d, &o);
 	/*

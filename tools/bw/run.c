@@ -22,7 +22,8 @@
 
 static uint64_t mk_wrid_at(int qp, uint64_t covered, uint64_t tick)
 {
-	return tick << 32 | (covered & 0xffffu) << 16 | (uint64_t)(unsigned int)qp;
+	return tick << 32 | (covered & 0xffffu) << 16 |
+	       (uint64_t)(unsigned int)qp;
 }
 
 static uint64_t mk_wrid(int qp, uint64_t covered)
@@ -58,14 +59,16 @@ static uint64_t wrid_tick(uint64_t wr_id)
 struct bw_idle {
 	uint64_t since; /* first empty pass (ns), 0 = not idle */
 	uint64_t spin_ns;
-	int armed;      /* the CQs were armed after the last empty pass */
+	int armed; /* the CQs were armed after the last empty pass */
 };
 
 static void idle_init(struct bw_idle *w, const struct bw_opts *o)
 {
 	w->since = 0;
 	w->armed = 0;
-	w->spin_ns = o->cq_wait == BW_WAIT_EVENT ? 0 : (uint64_t)o->cq_spin_us * 1000u;
+	w->spin_ns = o->cq_wait == BW_WAIT_EVENT
+			     ? 0
+			     : (uint64_t)o->cq_spin_us * 1000u;
 }
 
 /* Poll of the channel fd, then drains and acknowledges its events. */
@@ -73,8 +76,8 @@ static int chan_sleep(struct bw_data *d, int ms)
 {
 	/* [1]: SIGINT/SIGTERM wake us at once (the caller checks) */
 	struct pollfd p[2] = {
-		{ .fd = d->chan->fd, .events = POLLIN },
-		{ .fd = tool_stop_fd(), .events = POLLIN },
+		{.fd = d->chan->fd, .events = POLLIN},
+		{.fd = tool_stop_fd(), .events = POLLIN},
 	};
 	struct iwarp_cq *cq;
 	void *ctx;
@@ -93,8 +96,8 @@ static int chan_sleep(struct bw_data *d, int ms)
  * |cq2| (may be NULL) is bound to come and nothing else can wake us.
  * Returns 0 or < 0.
  */
-static int idle_step(struct bw_data *d, struct bw_idle *w, int busy, int can_sleep,
-		     struct iwarp_cq *cq1, struct iwarp_cq *cq2)
+static int idle_step(struct bw_data *d, struct bw_idle *w, int busy,
+		     int can_sleep, struct iwarp_cq *cq1, struct iwarp_cq *cq2)
 {
 	uint64_t now;
 	int rc;
@@ -145,14 +148,16 @@ static int wc_ok(const struct iwarp_wc *wc, const char *what)
 {
 	if (wc->status == IWARP_WC_SUCCESS)
 		return 0;
-	fprintf(stderr, " iwarp_bw: %s completion with error: %s (vendor_err 0x%x)\n", what,
-		iwarp_wc_status_str(wc->status), wc->vendor_err);
+	fprintf(stderr,
+		" iwarp_bw: %s completion with error: %s (vendor_err 0x%x)\n",
+		what, iwarp_wc_status_str(wc->status), wc->vendor_err);
 	return -EIO;
 }
 
 /* Fills |wr| and |sge| for one data WR of |size| octets on QP |i|. */
-static void fill_data_wr(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
-			 unsigned int flags, uint64_t wr_id, uint64_t seq, struct iwarp_send_wr *wr,
+static void fill_data_wr(struct bw_data *d, const struct bw_opts *o, int i,
+			 uint64_t size, unsigned int flags, uint64_t wr_id,
+			 uint64_t seq, struct iwarp_send_wr *wr,
 			 struct iwarp_sge *sge)
 {
 	struct bw_qp *q = &d->q[i];
@@ -181,7 +186,8 @@ static void fill_data_wr(struct bw_data *d, const struct bw_opts *o, int i, uint
 		wr->wr.rdma.remote_addr = q->rem_addr;
 		wr->wr.rdma.rkey = q->rem_rkey;
 	}
-	if (o->verb != BW_READ && size <= (uint64_t)o->inline_size && size <= d->max_inline)
+	if (o->verb != BW_READ && size <= (uint64_t)o->inline_size &&
+	    size <= d->max_inline)
 		wr->send_flags |= IWARP_SEND_INLINE;
 	if (bw_ext_used(o)) /* RFC 7306: seq is the WR's number on QP i */
 		bw_ext_fill_wr(o, seq, q->rem_addr, q->rem_rkey, wr, sge);
@@ -194,16 +200,19 @@ static int post_chain(struct bw_data *d, int i, struct iwarp_send_wr *wr)
 	int rc = iwarp_post_send(d->q[i].qp, wr, &bad);
 
 	if (rc)
-		fprintf(stderr, " iwarp_bw: iwarp_post_send (QP %d, scnt %llu): %s\n", i,
-			(unsigned long long)d->q[i].scnt, iwarp_strerror(rc));
+		fprintf(stderr,
+			" iwarp_bw: iwarp_post_send (QP %d, scnt %llu): %s\n",
+			i, (unsigned long long)d->q[i].scnt,
+			iwarp_strerror(rc));
 	if (rc)
 		bw_ext_post_error(rc);
 	return rc;
 }
 
 /* Posts one data WR on QP |i|. */
-static int post_data(struct bw_data *d, const struct bw_opts *o, int i, uint64_t size,
-		     unsigned int flags, uint64_t wr_id, uint64_t seq)
+static int post_data(struct bw_data *d, const struct bw_opts *o, int i,
+		     uint64_t size, unsigned int flags, uint64_t wr_id,
+		     uint64_t seq)
 {
 	struct iwarp_sge sge;
 	struct iwarp_send_wr wr;
@@ -224,8 +233,10 @@ static int post_credit(struct bw_data *d, const struct bw_opts *o, int i)
 	 * Each of the at most tx_depth outstanding credit Writes of a QP has
 	 * its own slot; completions of one QP come in order.
 	 */
-	uint32_t *slot = &d->ctrl_buf[(size_t)(2 * d->n) + (size_t)i * (size_t)o->tx_depth +
-				      (size_t)(q->credits_posted % (uint64_t)o->tx_depth)];
+	uint32_t *slot = &d->ctrl_buf[(size_t)(2 * d->n) +
+				      (size_t)i * (size_t)o->tx_depth +
+				      (size_t)(q->credits_posted %
+					       (uint64_t)o->tx_depth)];
 	struct iwarp_sge sge = {
 		.addr = (uintptr_t)slot,
 		.length = sizeof(uint32_t),
@@ -262,7 +273,8 @@ static int post_credit(struct bw_data *d, const struct bw_opts *o, int i)
 	wr.wr.rdma.rkey = q->rem_rkey;
 	rc = iwarp_post_send(q->qp, &wr, &bad);
 	if (rc) {
-		fprintf(stderr, " iwarp_bw: credit Write (QP %d): %s\n", i, iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: credit Write (QP %d): %s\n", i,
+			iwarp_strerror(rc));
 		return rc;
 	}
 	q->credits_out++;
@@ -277,12 +289,14 @@ static int post_one_recv(struct bw_data *d, int i, uint64_t size)
 		.length = (uint32_t)size,
 		.lkey = d->mr->lkey,
 	};
-	struct iwarp_recv_wr wr = { .wr_id = mk_wrid(i, 1), .sg_list = &sge, .num_sge = 1 };
+	struct iwarp_recv_wr wr = {
+		.wr_id = mk_wrid(i, 1), .sg_list = &sge, .num_sge = 1};
 	struct iwarp_recv_wr *bad;
 	int rc = iwarp_post_recv(d->q[i].qp, &wr, &bad);
 
 	if (rc)
-		fprintf(stderr, " iwarp_bw: iwarp_post_recv (QP %d): %s\n", i, iwarp_strerror(rc));
+		fprintf(stderr, " iwarp_bw: iwarp_post_recv (QP %d): %s\n", i,
+			iwarp_strerror(rc));
 	else
 		d->q[i].rposted++;
 	return rc;
@@ -330,7 +344,8 @@ static int reap_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 			return rc;
 		q->rcnt++;
 		now = k->duration ? bw_now_ns() : 0;
-		if (!k->duration || (now >= k->sample_from && now < k->sample_to))
+		if (!k->duration ||
+		    (now >= k->sample_from && now < k->sample_to))
 			(*counted)++;
 		if (k->duration || q->rposted < o->iters) {
 			rc = post_one_recv(d, i, size);
@@ -364,8 +379,8 @@ static int reap_recvs(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 struct bw_peak {
 	uint64_t mark_ns;   /* end of the previous interval */
 	uint64_t oldest_ns; /* oldest post time counted since mark_ns */
-	uint64_t bytes;     /* octets completed since mark_ns */
-	double peak;        /* octets per second */
+	uint64_t bytes;	    /* octets completed since mark_ns */
+	double peak;	    /* octets per second */
 };
 
 static void peak_init(struct bw_peak *p, uint64_t start)
@@ -376,7 +391,8 @@ static void peak_init(struct bw_peak *p, uint64_t start)
 }
 
 /* |bytes| completed at |now|, the oldest of them posted at |posted|. */
-static void peak_add(struct bw_peak *p, uint64_t now, uint64_t bytes, uint64_t posted)
+static void peak_add(struct bw_peak *p, uint64_t now, uint64_t bytes,
+		     uint64_t posted)
 {
 	uint64_t from;
 
@@ -396,8 +412,8 @@ static void peak_add(struct bw_peak *p, uint64_t now, uint64_t bytes, uint64_t p
 }
 
 /* Handles send-queue completions; returns how many or < 0. */
-static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size,
-		      struct bw_peak *pk, uint64_t *counted)
+static int reap_sends(struct bw_data *d, const struct bw_clock *k,
+		      uint64_t size, struct bw_peak *pk, uint64_t *counted)
 {
 	struct iwarp_wc wc[BW_POLL_BATCH];
 	uint64_t now, done = 0, oldest = UINT64_MAX;
@@ -410,7 +426,8 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size
 	for (j = 0; j < n; j++) {
 		int i = wrid_qp(wc[j].wr_id);
 		uint64_t c = wrid_cnt(wc[j].wr_id);
-		uint64_t posted = k->start + wrid_tick(wc[j].wr_id) * BW_TICK_NS;
+		uint64_t posted =
+			k->start + wrid_tick(wc[j].wr_id) * BW_TICK_NS;
 
 		if (wc_ok(&wc[j], "send queue"))
 			return -EIO;
@@ -422,7 +439,8 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size
 		done += c;
 		if (posted < oldest)
 			oldest = posted;
-		if (!k->duration || (now >= k->sample_from && now < k->sample_to))
+		if (!k->duration ||
+		    (now >= k->sample_from && now < k->sample_to))
 			*counted += c;
 	}
 	if (done)
@@ -438,8 +456,9 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k, uint64_t size
  * *|credit_wait| is set when a Send test waits for a credit. Returns the
  * number of WRs posted or < 0.
  */
-static int post_some(struct bw_data *d, const struct bw_opts *o, const struct bw_clock *k,
-		     int i, uint64_t size, struct iwarp_send_wr *wr, struct iwarp_sge *sge,
+static int post_some(struct bw_data *d, const struct bw_opts *o,
+		     const struct bw_clock *k, int i, uint64_t size,
+		     struct iwarp_send_wr *wr, struct iwarp_sge *sge,
 		     int *credit_wait)
 {
 	struct bw_qp *q = &d->q[i];
@@ -449,28 +468,37 @@ static int post_some(struct bw_data *d, const struct bw_opts *o, const struct bw
 	for (;;) {
 		int m = 0;
 
-		while (m < o->post_list && (k->duration || q->scnt + (uint64_t)m < iters) &&
-		       q->scnt + (uint64_t)m < q->ccnt + (uint64_t)o->tx_depth) {
+		while (m < o->post_list &&
+		       (k->duration || q->scnt + (uint64_t)m < iters) &&
+		       q->scnt + (uint64_t)m <
+			       q->ccnt + (uint64_t)o->tx_depth) {
 			unsigned int flags = 0;
 			uint64_t cover = 0, s = q->scnt + (uint64_t)m;
 
 			if (d->send_credit) {
-				uint32_t credit = ((volatile uint32_t *)d->ctrl_buf)[d->n + i];
+				uint32_t credit =
+					((volatile uint32_t *)
+						 d->ctrl_buf)[d->n + i];
 
-				if ((uint32_t)s + 1u - credit >= (uint32_t)o->rx_depth) {
-					/* credits come by RDMA Write: no CQ event */
+				if ((uint32_t)s + 1u - credit >=
+				    (uint32_t)o->rx_depth) {
+					/* credits come by RDMA Write: no CQ
+					 * event */
 					*credit_wait = 1;
 					break;
 				}
 			}
 			if (q->batch++ == 0)
-				q->batch_tick = (bw_now_ns() - k->start) / BW_TICK_NS;
-			if (q->batch >= (uint64_t)o->cq_mod || (!k->duration && s + 1 == iters)) {
+				q->batch_tick =
+					(bw_now_ns() - k->start) / BW_TICK_NS;
+			if (q->batch >= (uint64_t)o->cq_mod ||
+			    (!k->duration && s + 1 == iters)) {
 				flags = IWARP_SEND_SIGNALED;
 				cover = q->batch;
 				q->batch = 0;
 			}
-			fill_data_wr(d, o, i, size, flags, mk_wrid_at(i, cover, q->batch_tick), s,
+			fill_data_wr(d, o, i, size, flags,
+				     mk_wrid_at(i, cover, q->batch_tick), s,
 				     &wr[m], &sge[m]);
 			if (m > 0)
 				wr[m - 1].next = &wr[m];
@@ -488,9 +516,11 @@ static int post_some(struct bw_data *d, const struct bw_opts *o, const struct bw
 	}
 }
 
-int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct bw_result *r)
+int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+	      struct bw_result *r)
 {
-	uint64_t iters = o->iters, tot = iters * (uint64_t)d->n, posted = 0, done = 0;
+	uint64_t iters = o->iters, tot = iters * (uint64_t)d->n, posted = 0,
+		 done = 0;
 	uint64_t counted = 0, rcounted = 0;
 	uint64_t t0, t1 = 0, last_prog = 0;
 	int recv_side = o->verb == BW_SEND && o->duplex;
@@ -538,7 +568,8 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 			break;
 		}
 		for (i = 0; i < d->n && !wait_rx; i++) {
-			rc = post_some(d, o, &k, i, size, wr, sge, &credit_wait);
+			rc = post_some(d, o, &k, i, size, wr, sge,
+				       &credit_wait);
 			if (rc < 0)
 				goto out;
 			if (rc > 0) {
@@ -574,10 +605,12 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 		 * tx_depth) or has posted all its iterations (the last one is
 		 * signaled), so a send completion is bound to come.
 		 */
-		rc = idle_step(d, &w, more || got, !recv_side && !credit_wait, d->scq, NULL);
+		rc = idle_step(d, &w, more || got, !recv_side && !credit_wait,
+			       d->scq, NULL);
 		if (rc < 0)
 			goto out;
-		if (o->progress_line && (posted & 1023) == 0 && bw_now_ns() - last_prog > 250000000u) {
+		if (o->progress_line && (posted & 1023) == 0 &&
+		    bw_now_ns() - last_prog > 250000000u) {
 			last_prog = bw_now_ns();
 			bw_progress(o, size, done, tot);
 		}
@@ -596,7 +629,8 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size, struct 
 			uint64_t out = 0;
 
 			for (i = 0; i < d->n; i++)
-				out += d->q[i].scnt - d->q[i].batch - d->q[i].ccnt;
+				out += d->q[i].scnt - d->q[i].batch -
+				       d->q[i].ccnt;
 			if (!out)
 				break;
 			if (bw_stopping()) {
@@ -636,7 +670,8 @@ out:
 int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		     struct bw_result *r)
 {
-	uint64_t tot = o->iters * (uint64_t)d->n, counted = 0, first = 0, last = 0;
+	uint64_t tot = o->iters * (uint64_t)d->n, counted = 0, first = 0,
+		 last = 0;
 	uint64_t last_prog = 0, credit_done = 0;
 	struct bw_idle w;
 	struct bw_clock k;
@@ -683,7 +718,8 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		if (rc == 0 && d->inline_progress)
 			iwarp_progress(d->ctx);
 		/* the sender keeps sending while we have receives posted */
-		rc = idle_step(d, &w, got, 1, d->rcq, d->send_credit ? d->scq : NULL);
+		rc = idle_step(d, &w, got, 1, d->rcq,
+			       d->send_credit ? d->scq : NULL);
 		if (rc < 0)
 			return rc;
 		if (o->progress_line && bw_now_ns() - last_prog > 250000000u) {
@@ -710,11 +746,12 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 	r->size = size;
 	r->iters = k.duration ? counted : o->iters;
 	r->msgs = k.duration ? counted : tot;
-	r->seconds = k.duration ? (double)(k.sample_to - k.sample_from) / 1e9 :
-				  (double)(last - first) / 1e9;
+	r->seconds = k.duration ? (double)(k.sample_to - k.sample_from) / 1e9
+				: (double)(last - first) / 1e9;
 	r->peak_bps = 0;
 	r->cpu_s = cpu1 > cpu0 ? cpu1 - cpu0 : 0;
-	r->wall_s = o->cpu_util && last > first ? (double)(last - first) / 1e9 : 0;
+	r->wall_s =
+		o->cpu_util && last > first ? (double)(last - first) / 1e9 : 0;
 	bw_progress(o, size, 0, 0);
 	return 0;
 }
@@ -783,7 +820,8 @@ static int qp_failed(struct bw_data *d, int i)
  * |size| octets. (run_iter_lat_send is the other way round: the client
  * sends first.)
  */
-static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *t)
+static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+		     uint64_t *t)
 {
 	volatile uint8_t *post_buf = d->buf + size - 1;
 	volatile uint8_t *poll_buf = d->buf + (size_t)d->n * d->buff + size - 1;
@@ -803,15 +841,18 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 				if (!rc && wc_ok(&wc, "receive"))
 					rc = -EIO;
 				if (!rc)
-					rc = bw_ext_check_recv(o, 0, rcnt - 1, &wc);
+					rc = bw_ext_check_recv(o, 0, rcnt - 1,
+							       &wc);
 				if (rc)
 					return rc;
 			}
 			while (*poll_buf != want) {
 				if (bw_stopping())
 					return -EINTR;
-				if (++spins % BW_SPIN_CHECK == 0 && qp_failed(d, 0)) {
-					fprintf(stderr, " iwarp_bw: connection lost (QP in error) waiting for Write %llu\n",
+				if (++spins % BW_SPIN_CHECK == 0 &&
+				    qp_failed(d, 0)) {
+					fprintf(stderr,
+						" iwarp_bw: connection lost (QP in error) waiting for Write %llu\n",
 						(unsigned long long)rcnt);
 					return -ECONNRESET;
 				}
@@ -828,7 +869,8 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 			}
 			t[scnt] = bw_now_ns();
 			*post_buf = (uint8_t)++scnt;
-			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1), scnt - 1);
+			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED,
+				       mk_wrid(0, 1), scnt - 1);
 			if (rc)
 				return rc;
 			out++;
@@ -842,14 +884,16 @@ static int lat_write(struct bw_data *d, const struct bw_opts *o, uint64_t size, 
 	return 0;
 }
 
-static int lat_read(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *t)
+static int lat_read(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+		    uint64_t *t)
 {
 	uint64_t i;
 	int rc;
 
 	for (i = 0; i < o->iters; i++) {
 		t[i] = bw_now_ns();
-		rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1), i);
+		rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED,
+			       mk_wrid(0, 1), i);
 		if (rc)
 			return rc;
 		rc = wait_send(d);
@@ -867,7 +911,8 @@ static int lat_read(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 	return 0;
 }
 
-static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *t)
+static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+		    uint64_t *t)
 {
 	struct bw_qp *q = &d->q[0];
 	uint64_t scnt = 0, out = 0;
@@ -901,7 +946,8 @@ static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 				out--;
 			}
 			t[scnt] = bw_now_ns();
-			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED, mk_wrid(0, 1), scnt);
+			rc = post_data(d, o, 0, size, IWARP_SEND_SIGNALED,
+				       mk_wrid(0, 1), scnt);
 			if (rc)
 				return rc;
 			scnt++;
@@ -916,7 +962,8 @@ static int lat_send(struct bw_data *d, const struct bw_opts *o, uint64_t size, u
 	return 0;
 }
 
-int bw_run_lat(struct bw_data *d, const struct bw_opts *o, uint64_t size, uint64_t *samples)
+int bw_run_lat(struct bw_data *d, const struct bw_opts *o, uint64_t size,
+	       uint64_t *samples)
 {
 	switch (o->verb) {
 	case BW_WRITE:

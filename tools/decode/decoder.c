@@ -21,7 +21,8 @@ struct dec_decoder {
 	uint64_t frame; /* frame being fed */
 	unsigned errors, warnings;
 	bool finished;
-	bool terminate_is_error; /* a well-formed Terminate counts as an error */
+	bool terminate_is_error; /* a well-formed Terminate counts as an error
+				  */
 	/* findings raised while a unit is being built, shown after it */
 	bool deferring;
 	struct dec_finding deferred[DEC_MAX_DEFERRED];

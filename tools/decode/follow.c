@@ -169,7 +169,8 @@ static void rr_describe(struct dec_unit *u, const struct mpa_rr *fr, bool valid)
 				      " rdmap_ext");
 	if (fr->rsvd & ~MPA_RR_FLAG_RDMAP_EXT)
 		o += (size_t)snprintf(u->text + o, sizeof(u->text) - o,
-				      " reserved=0x%02x", fr->rsvd & ~MPA_RR_FLAG_RDMAP_EXT);
+				      " reserved=0x%02x",
+				      fr->rsvd & ~MPA_RR_FLAG_RDMAP_EXT);
 	if (fr->r)
 		o += (size_t)snprintf(u->text + o, sizeof(u->text) - o,
 				      " REJECT");

@@ -410,8 +410,7 @@ static void terminate(struct dec_conn *c, int dir, const struct dec_fpdu *f,
 		add(u, " (siw nibble-swapped control word)");
 	dec_report(c, dir, f->off,
 		   dec_decoder_terminate_error(c->d) ? DEC_ERROR : DEC_WARNING,
-		   "terminate",
-		   "Terminate sent: %s%s",
+		   "terminate", "Terminate sent: %s%s",
 		   iwarp_term_strerror(t.cause.layer, t.cause.etype,
 				       t.cause.ecode),
 		   t.siw_nibble_swapped ? " (siw nibble-swapped control word)"

@@ -46,7 +46,7 @@
 #define PING_DEFAULT_TIMEOUT_MS 10000
 /* After SIGINT/SIGTERM: bound of the wait for DISCONNECTED (the tool must
  * be gone within a second, iwarp_ping(1) EXIT STATUS). */
-#define PING_INTERRUPT_MS	500
+#define PING_INTERRUPT_MS 500
 
 /* Exit statuses (documented in iwarp_ping.1). */
 #define PING_EXIT_OK	   0
@@ -73,7 +73,7 @@ struct ping_opts {
 	int crc; /* enum iwarp_crc_policy */
 	int markers;
 	int mpa_rev;
-	int p2p; /* enum iwarp_p2p_rtr */
+	int p2p;	     /* enum iwarp_p2p_rtr */
 	struct tool_tls tls; /* --tls* */
 };
 

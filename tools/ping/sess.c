@@ -290,8 +290,8 @@ void sess_wait(struct ping_sess *s, const char *what)
 
 void sess_interrupt(struct ping_sess *s)
 {
-	uint64_t until = ping_now_ns() +
-			 (uint64_t)PING_INTERRUPT_MS * UINT64_C(1000000);
+	uint64_t until =
+		ping_now_ns() + (uint64_t)PING_INTERRUPT_MS * UINT64_C(1000000);
 
 	if (s->state == SESS_DONE)
 		return;
@@ -384,5 +384,6 @@ void sess_fail_cm_event(struct ping_sess *s, const struct iwarp_cm_event *ev)
 {
 	sess_fail(s, "cma event %s, error %d: %s",
 		  iwarp_cm_event_str(ev->event), ev->status,
-		  ev->status ? iwarp_strerror(ev->status) : "connection failed");
+		  ev->status ? iwarp_strerror(ev->status)
+			     : "connection failed");
 }

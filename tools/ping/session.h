@@ -91,8 +91,8 @@ struct ping_loop {
 	struct ping_sess *sessions;
 	int sessions_done;
 	int failures;
-	int stop;	 /* leave the loop */
-	int interrupted; /* SIGINT/SIGTERM seen: sessions are ending */
+	int stop;	     /* leave the loop */
+	int interrupted;     /* SIGINT/SIGTERM seen: sessions are ending */
 	int inline_progress; /* IWARP_PROGRESS_INLINE: the loop drives it */
 };
 
