@@ -310,6 +310,35 @@ stop_host() {
 	kill -KILL "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 }
+# tree_pids PID: PID and its descendants
+tree_pids() {
+	local c
+	echo "$1"
+	for c in $(pgrep -P "$1"); do tree_pids "$c"; done
+}
+# server_ports PORT PID FILE: appends to FILE, every 0.1 s until killed or
+# PID ends, the local ports other than PORT of the TCP sockets that PID or
+# a descendant owns (ss -tanp): its listeners, and the connections they
+# accepted (a listener that lives only until its connection is accepted
+# is still seen in the connection's local port)
+server_ports() {
+	local pids
+	while kill -0 "$2" 2>/dev/null; do
+		pids=" $(tree_pids "$2" | tr '\n' ' ')"
+		ss -Htanp 2>/dev/null | awk -v skip="$1" -v pids="$pids" '
+			{
+				port = $4
+				sub(/.*:/, "", port)
+				if (port == skip) next
+				u = $0
+				while (match(u, /pid=[0-9]+/)) {
+					if (index(pids, " " substr(u, RSTART + 4, RLENGTH - 4) " ")) { print port; next }
+					u = substr(u, RSTART + RLENGTH)
+				}
+			}' >>"$3"
+		sleep 0.1
+	done
+}
 # rows FILE: "bytes iterations" of every perftest-style result row
 rows() { awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ {print $1, $2}' "$1"; }
 expected_rows() {   # expected_rows SIZE ITERS
@@ -410,11 +439,11 @@ run_case() {   # run_case INDEX GROUP
 	qperf)
 		# P: qperf's control port (plain TCP, not captured); its
 		# data connection (RDMA CM) has a port of its own, an
-		# ephemeral one of the host server, known from its log
-		# (IWARP_DEBUG: rdma_listen) only after the run: the capture
-		# takes the ephemeral range and keeps that port's connection.
+		# ephemeral one the host server listens on while the test
+		# runs (server_ports, sampled from ss): the capture takes the
+		# ephemeral range and keeps that port's connection.
 		# (Our qperf client -> siw's server cannot pass: README.)
-		H="env IWARP_DEBUG=1 $crun qperf -lp $P"
+		H="$crun qperf -lp $P"
 		G="qperf 10.0.2.2 -lp $P -cm1 -t 2 rc_$test"
 		read -r elo ehi </proc/sys/net/ipv4/ip_local_port_range
 		capf="tcp port $P or tcp portrange $elo-$ehi"
@@ -489,10 +518,17 @@ run_case() {   # run_case INDEX GROUP
 	# stopped. Once the client is done (and 1 s for the server's test
 	# process to finish), the server must still run (srv=alive); then it
 	# is stopped (SIGTERM). crc: the client's exit status.
-	local crc="" srv=""
+	local crc="" srv="" spid=""
 	if [ $res = PASS ] && [ "$kind" = qperf ]; then
+		# the data port: what the server's processes listen on
+		# besides P, sampled until the client is done
+		server_ports "$P" "$hpid" "$d/server-ports.txt" &
+		spid=$!
 		wait_console "^AGENT-DONE $id " $((tmo + 10)) || { agent "KILL $id KILL"; wait_console "^AGENT-DONE $id " 20; }
-		grc=$(guest_rc "$id") crc=$(guest_rc "$id")
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		grc=$(guest_rc "$id")
+		crc=$grc   # the client is the guest's
 		sleep 1
 		if kill -0 "$hpid" 2>/dev/null; then
 			srv=alive
@@ -526,18 +562,18 @@ run_case() {   # run_case INDEX GROUP
 	cap_stop
 	guest_log "$id" >"$d/guest.log"
 	if [ "$kind" = qperf ] && [ "$role" = gc ] && [ -e "$capfile" ]; then
-		# the data connection: the port the host server's RDMA CM
-		# listened on (compat librdmacm's IWARP_DEBUG log)
+		# the data connection: the one port, besides P, that the host
+		# server's processes used (its RDMA CM listener and connection)
 		local dport
-		dport=$(sed -n 's/^librdmacm(iwarp): rdma_listen .* port \([0-9]*\): 0$/\1/p' "$hlog" | tail -n1)
-		if [ -n "$dport" ]; then
+		dport=$(sort -un "$d/server-ports.txt" 2>/dev/null | paste -sd' ')
+		if [ -n "$dport" ] && [ "$dport" = "${dport%% *}" ]; then
 			CASE_CAP[$name]=$dport
-			echo "data port: $dport (host server's RDMA CM listener)" >>"$d/cmd.txt"
+			echo "data port: $dport (host server's TCP sockets besides $P, ss -tanp)" >>"$d/cmd.txt"
 			"$TSHARK" -r "$capfile" -Y "tcp.port == $dport" -w "$d/lo.pcapng" 2>/dev/null ||
 				{ [ $res = PASS ] && res=FAIL detail="tshark could not cut port $dport out of the loopback capture"; }
 		else
 			cp "$capfile" "$d/lo.pcapng"
-			[ $res = PASS ] && res=FAIL detail="no RDMA CM listen port in the host server's log"
+			[ $res = PASS ] && res=FAIL detail="the host server's TCP sockets showed ${dport:-no port} besides $P (ss -tanp), want one data port"
 		fi
 		rm -f "$capfile"
 	fi
