@@ -43,11 +43,11 @@ listening() {   # listening PORT: a TCP listener on PORT exists (any address)
 # a host client) sends it again after its retransmission timeout and meets
 # the new listener. A SYN that a socket takes passes untouched, so the
 # connections the job makes or accepts see nothing of the hold.
-HOLD_TABLE="ip siw_peer_hold"
+HOLD_TABLE=siw_peer_hold   # family ip: the guest has IPv6 off
 hold_init() {   # the table (once): a map from held port to its chain
-	nft list table $HOLD_TABLE >/dev/null 2>&1 && return 0
+	nft list table ip "$HOLD_TABLE" >/dev/null 2>&1 && return 0
 	nft -f - <<-EOF
-	table $HOLD_TABLE {
+	table ip $HOLD_TABLE {
 		map ports { type inet_service : verdict; }
 		chain input {
 			type filter hook input priority filter; policy accept;
@@ -57,21 +57,24 @@ hold_init() {   # the table (once): a map from held port to its chain
 	EOF
 }
 hold() {        # hold PORT: SYNs to PORT that no socket takes are dropped
+	# "socket transparent 0": the kernel found a socket for the packet
+	# (for a SYN, a listener) and it is an ordinary one; without a
+	# socket the expression does not match and the drop rule follows
 	hold_init || return 1
 	nft -f - <<-EOF
-	add chain $HOLD_TABLE port_$1
-	add rule $HOLD_TABLE port_$1 tcp flags & (fin|syn|rst|ack) == syn socket transparent 0 return
-	add rule $HOLD_TABLE port_$1 tcp flags & (fin|syn|rst|ack) == syn counter drop
-	add element $HOLD_TABLE ports { $1 : jump port_$1 }
+	add chain ip $HOLD_TABLE port_$1
+	add rule ip $HOLD_TABLE port_$1 tcp flags & (fin|syn|rst|ack) == syn socket transparent 0 return
+	add rule ip $HOLD_TABLE port_$1 tcp flags & (fin|syn|rst|ack) == syn counter drop
+	add element ip $HOLD_TABLE ports { $1 : jump port_$1 }
 	EOF
 }
 unhold() {      # unhold PORT: prints how many SYNs the hold dropped
-	n=$(nft list chain $HOLD_TABLE "port_$1" 2>/dev/null |
+	n=$(nft list chain ip "$HOLD_TABLE" "port_$1" 2>/dev/null |
 		sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
 	nft -f - <<-EOF
-	delete element $HOLD_TABLE ports { $1 }
-	flush chain $HOLD_TABLE port_$1
-	delete chain $HOLD_TABLE port_$1
+	delete element ip $HOLD_TABLE ports { $1 }
+	flush chain ip $HOLD_TABLE port_$1
+	delete chain ip $HOLD_TABLE port_$1
 	EOF
 	echo "hold: port $1: ${n:-?} SYN(s) dropped while nothing listened"
 }
