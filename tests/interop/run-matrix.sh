@@ -460,13 +460,15 @@ run_case() {   # run_case INDEX GROUP
 	printf '%s\n' "guest: $G" "host:  $H" "port:  $P" >"$d/cmd.txt"
 
 	cap_start "$P" "$capfile" "$capf" || { detail="capture did not start"; res=FAIL; }
-	local hpid="" grc="" hrc=""
+	local hpid="" grc="" hrc="" held=""
 	if [ $res = PASS ] && [ "$role" = hc ] && [ "$hold" = 1 ]; then
 		# before the server starts: its first listen must not race the hold
 		agent "HOLD $id $P"
 		if ! wait_console "^AGENT-(HOLD|NOHOLD) $id( |\$)" 60 ||
 		   ! grep -q "^AGENT-HOLD $id " "$CONSOLE"; then
 			res=FAIL detail="guest could not hold port $P: $(sed -n "s/^AGENT-NOHOLD $id //p" "$CONSOLE" | head -c 160)"
+		else
+			held="no count of"
 		fi
 	fi
 	if [ $res = PASS ] && [ "$role" = hc ]; then
@@ -671,9 +673,8 @@ run_case() {   # run_case INDEX GROUP
 			fi
 		fi
 	fi
-	if [ "$hold" = 1 ]; then
+	if [ -n "$held" ]; then
 		# how often the hold kept a SYN from being refused (guest-agent.sh)
-		local held
 		held=$(sed -n 's/^hold: port [0-9]*: \([0-9?]*\) SYN.*/\1/p' "$d/guest.log" | tail -n1)
 		detail="$detail; the guest held ${held:-no count of} SYN(s) to port $P"
 	fi
