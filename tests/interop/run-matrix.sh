@@ -522,8 +522,8 @@ run_case() {   # run_case INDEX GROUP
 	# is stopped (SIGTERM). crc: the client's exit status.
 	local crc="" srv="" spid=""
 	if [ $res = PASS ] && [ "$kind" = qperf ]; then
-		# the data port: what the server's processes listen on
-		# besides P, sampled until the client is done
+		# the data port: the local ports of the server's sockets
+		# besides P (listener, accepted connection), until the client is done
 		server_ports "$P" "$hpid" "$d/server-ports.txt" &
 		spid=$!
 		wait_console "^AGENT-DONE $id " $((tmo + 10)) || { agent "KILL $id KILL"; wait_console "^AGENT-DONE $id " 20; }
