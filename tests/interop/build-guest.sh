@@ -152,12 +152,13 @@ fi
 
 # ------------------------------------------------------------ user space
 # Top-level packages; their shared-library dependencies are added below.
-TOP_PKGS="busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 rdmacm-utils perftest ibverbs-utils iproute2 libgcc-s1 $EXTRA_PKGS"
+# nftables: the agent's port hold (guest-agent.sh HOLD, README "Re-runs").
+TOP_PKGS="busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 rdmacm-utils perftest ibverbs-utils iproute2 nftables libgcc-s1 $EXTRA_PKGS"
 # Libraries loaded with dlopen() (not in NEEDED): glibc needs libgcc_s for
 # pthread_exit/cancel unwinding (rping threads abort without it).
 DLOPEN_SONAMES="libgcc_s.so.1"
 # Executables taken from those packages (ELF files under */bin, */sbin).
-BIN_PKGS="rdmacm-utils perftest ibverbs-utils $EXTRA_PKGS"
+BIN_PKGS="rdmacm-utils perftest ibverbs-utils nftables $EXTRA_PKGS"
 IPROUTE_BINS="rdma ip ss"
 
 declare -A HAVE=()
@@ -282,8 +283,9 @@ log "ldd check in staged root: OK"
 # ------------------------------------------------------------ kernel modules
 # Load order from modprobe --show-depends (kmod) on the depmod'ed extracted
 # kernel package (+ updates/siw.ko); modules are copied uncompressed so
-# busybox insmod can load them.
-MODS="virtio_pci virtio_net siw rdma_ucm ib_uverbs"
+# busybox insmod can load them. nft_socket (with nf_tables): the agent's
+# port hold, which asks whether a listening socket would take a SYN.
+MODS="virtio_pci virtio_net siw rdma_ucm ib_uverbs nft_socket"
 MSTAGE=$KDIR    # the extracted kernel package; siw.ko goes to updates/
 if [ -n "$SIW_KO" ]; then
     mkdir -p "$MSTAGE/lib/modules/$KVER/updates"; cp "$SIW_KO" "$MSTAGE/lib/modules/$KVER/updates/siw.ko"
