@@ -18,8 +18,11 @@ if ! command -v nm >/dev/null 2>&1; then
 fi
 [ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 99; }
 
-# header: the first iwarp_NAME( on each IWARP_EXPORT line
-grep 'IWARP_EXPORT' "$src/include/iwarp/iwarp.h" | grep -v '#' |
+# header: the first iwarp_NAME( of each IWARP_EXPORT declaration (the
+# name may start the next line when the return type is long, as
+# clang-format breaks it)
+awk '/IWARP_EXPORT/ && !/#/ { d = $0; if (d !~ /\(/) { getline n; d = d " " n }; print d }' \
+	"$src/include/iwarp/iwarp.h" |
 	sed -n 's/^[^(]*[^a-z0-9_]\(iwarp_[a-z0-9_]*\)(.*/\1/p' | sort >"$tmp/header"
 # libiwarp.map: "    iwarp_NAME;" lines of the global parts
 sed -n 's/^[[:space:]]*\(iwarp_[a-z0-9_]*\);[[:space:]]*$/\1/p' "$src/libiwarp.map" |

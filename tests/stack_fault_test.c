@@ -38,6 +38,18 @@ struct traffic {
 
 #define SLOTSZ ((size_t)2048)
 
+/* Posts side |s|'s receive for message |i| into its target slot. */
+static void traffic_post_recv(struct sp_pair *p, struct traffic *t, int s,
+			      int i)
+{
+	ck_assert_int_eq(st_post_recv(p->s[s].qp, 1000u + (uint64_t)i,
+				      t->b[s].mr,
+				      t->b[s].p + AREA + (size_t)i * SLOTSZ,
+				      (uint32_t)SLOTSZ),
+			 0);
+	t->nrecv[s]++;
+}
+
 static void traffic_post(struct sp_pair *p, struct traffic *t, uint64_t seed,
 			 bool reads, bool back)
 {
@@ -62,26 +74,10 @@ static void traffic_post(struct sp_pair *p, struct traffic *t, uint64_t seed,
 	}
 	/* receives first, as many as Sends will come */
 	for (i = 0; i < NMSG; i++) {
-		if (t->op[i] == IWARP_WR_SEND) {
-			ck_assert_int_eq(
-				st_post_recv(p->s[1].qp, 1000u + (uint64_t)i,
-					     t->b[1].mr,
-					     t->b[1].p + AREA +
-						     (size_t)i * SLOTSZ,
-					     (uint32_t)SLOTSZ),
-				0);
-			t->nrecv[1]++;
-		}
-		if (back) {
-			ck_assert_int_eq(
-				st_post_recv(p->s[0].qp, 1000u + (uint64_t)i,
-					     t->b[0].mr,
-					     t->b[0].p + AREA +
-						     (size_t)i * SLOTSZ,
-					     (uint32_t)SLOTSZ),
-				0);
-			t->nrecv[0]++;
-		}
+		if (t->op[i] == IWARP_WR_SEND)
+			traffic_post_recv(p, t, 1, i);
+		if (back)
+			traffic_post_recv(p, t, 0, i);
 	}
 	for (i = 0; i < NMSG; i++) {
 		uint8_t *src = t->b[0].p + (size_t)i * SLOTSZ;
