@@ -169,6 +169,26 @@ int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited)
 	return 0;
 }
 
+void cq_purge_qp(struct iw_cq *cq, uint32_t qp_num, bool keep_recv)
+{
+	uint32_t i, from, to, kept = 0;
+
+	pthread_spin_lock(&cq->lock);
+	for (i = 0; i < cq->count; i++) {
+		from = (cq->head + i) % cq->size;
+		if (cq->ring[from].qp_num == qp_num &&
+		    !(keep_recv && (cq->ring[from].opcode & IWARP_WC_RECV)))
+			continue;
+		to = (cq->head + kept) % cq->size;
+		if (to != from)
+			cq->ring[to] = cq->ring[from];
+		kept++;
+	}
+	cq->tail = (cq->head + kept) % cq->size;
+	__atomic_store_n(&cq->count, kept, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+}
+
 bool cq_overflowed(struct iw_cq *cq)
 {
 	return __atomic_load_n(&cq->overflow, __ATOMIC_ACQUIRE);

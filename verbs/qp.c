@@ -160,6 +160,12 @@ IWARP_EXPORT int iwarp_destroy_qp(struct iwarp_qp *pub)
 	engine_qp_state_change(qp, IWARP_QPS_RESET); /* detach */
 	ctx = pub->context;
 	ctx_async_purge(ctx, pub);
+	/* the flushed WRs (and anything not polled yet) go with the QP */
+	cq_purge_qp(cq_from_pub(pub->send_cq), pub->qp_num,
+		    pub->srq && pub->recv_cq == pub->send_cq);
+	if (pub->recv_cq != pub->send_cq)
+		cq_purge_qp(cq_from_pub(pub->recv_cq), pub->qp_num,
+			    pub->srq != NULL);
 	pd_put(pub->pd);
 	__atomic_sub_fetch(&cq_from_pub(pub->send_cq)->refs, 1,
 			   __ATOMIC_RELEASE);

@@ -311,6 +311,16 @@ static inline struct iw_cq *cq_from_pub(struct iwarp_cq *cq)
  */
 int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited);
 
+/*
+ * Removes the completions of QP |qp_num| from |cq| (iwarp_destroy_qp, after
+ * the QP is detached from the engine): none of a destroyed QP is polled
+ * later, as with rdma-core's hardware providers, which clean the CQ when a
+ * QP is destroyed. The order of the others is kept. |keep_recv|: a QP on a
+ * shared receive queue keeps its receive completions (their buffers were
+ * the SRQ's; dropping them would lose the buffers).
+ */
+void cq_purge_qp(struct iw_cq *cq, uint32_t qp_num, bool keep_recv);
+
 /* ---- shared receive queues and receive WQEs ---- */
 /* A receive WQE is the engine's struct rdmap_rqe (rdmap/rdmap_wr.h). */
 #define iw_rqe rdmap_rqe
