@@ -364,10 +364,24 @@ static int engine_reap(struct engine *eng)
 		}
 		total += (int)n;
 	} while (n == 64);
+	if (total > 0) {
+		eng->rx_last_batch = eng->rx_in_batch;
+		eng->rx_in_batch = 0;
+	}
 	return total;
 }
 
 /* One non-blocking pass: completions, work, timers, then submit. */
+void engine_rx_count(struct engine *eng)
+{
+	eng->rx_in_batch++;
+}
+
+bool engine_rx_shared(const struct engine *eng)
+{
+	return eng->rx_last_batch >= 2;
+}
+
 static int engine_poll(struct engine *eng)
 {
 	int n = engine_reap(eng);

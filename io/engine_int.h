@@ -74,6 +74,11 @@ struct engine {
 	uint32_t n_timers, heap_cap;
 	uint32_t timers_reserved; /* engine_timer_reserve: heap_cap >= this */
 
+	/* receive completions of the current reap batch, and of the last
+	 * one: two or more means several connections are streaming in at
+	 * once (engine_rx_shared) */
+	uint32_t rx_in_batch, rx_last_batch;
+
 	/* live objects, aborted at destroy */
 	struct engine_obj objs;
 	unsigned int n_objs;

@@ -244,6 +244,7 @@ static void ep_rx_complete(void *up, ssize_t res)
 		return;
 	}
 	if (res > 0) {
+		engine_rx_count(ep_engine(ep));
 		ep->depth++;
 		ep->ops->rx_done(ep->owner, (size_t)res);
 		ep->depth--;

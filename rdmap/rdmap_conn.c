@@ -106,6 +106,11 @@ fail:
 	return NULL;
 }
 
+void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared)
+{
+	c->rx_shared = shared;
+}
+
 void rdmap_conn_set_fpdu_max(struct rdmap_conn *c, size_t fpdu_max)
 {
 	c->fpdu_max = fpdu_max;

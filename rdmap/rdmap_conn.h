@@ -369,6 +369,7 @@ struct rdmap_conn {
 	uint32_t rx_big;     /* credit: large FPDUs seen lately */
 	size_t rx_req;	     /* octets the last rx_iov set asked for */
 	bool rx_behind;	     /* it was filled: read the whole buffer */
+	bool rx_shared;	     /* the owner's CPU serves other streams too */
 	bool first_rx;	     /* an FPDU was received */
 	bool rx_after_write; /* the last inbound message was an RDMA Write */
 	struct rdmap_rx_cur cur;
@@ -400,6 +401,16 @@ void rdmap_conn_destroy(struct rdmap_conn *c);
 
 /* Sets the largest FPDU (before the first FPDU is framed). */
 void rdmap_conn_set_fpdu_max(struct rdmap_conn *c, size_t fpdu_max);
+
+/*
+ * Placement hint of the owner, given before rdmap_conn_rx_iov: |shared|
+ * when other connections are receiving on the same CPU at the same time.
+ * A connection that is behind (its bounded receive was filled) then keeps
+ * receiving large payloads in place instead of switching to whole-buffer
+ * receives, whose copy out of the bulk buffer the shared CPU cannot spare
+ * (bench/README.md, "Many QPs: where the receive goes").
+ */
+void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared);
 
 /*
  * Octets received before the engine's first receive (those the CM read

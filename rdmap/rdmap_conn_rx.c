@@ -637,6 +637,17 @@ static void conn_rx_bulk(struct rdmap_conn *c, const uint8_t *buf, size_t len)
 }
 
 /*
+ * A connection that is behind reads the whole bulk buffer (fewer, larger
+ * receives, at the price of copying the payloads out of it), unless its
+ * owner's CPU serves other incoming streams as well: then the copy costs
+ * more than the receives it saves.
+ */
+static bool rx_whole_buffer(const struct rdmap_conn *c)
+{
+	return c->rx_behind && !c->rx_shared;
+}
+
+/*
  * Octets a bulk receive asks for. While large FPDUs arrive (rx_big), it
  * ends a little past the current FPDU's trailer, so that the next header
  * is parsed from it and that FPDU's payload is then received in place;
@@ -647,7 +658,7 @@ static size_t rx_bulk_len(const struct rdmap_conn *c)
 	const struct mpa_rx *m = &c->mrx;
 	size_t len = RDMAP_CONN_RX_LOOKAHEAD;
 
-	if (!c->rx_big || c->rx_behind)
+	if (!c->rx_big || rx_whole_buffer(c))
 		return RDMAP_CONN_RX_BUF;
 	if (mpa_rx_get_state(m) == MPA_RX_GET_PAYLOAD) {
 		len += m->pay_len - m->pay_got + m->pad_len + MPA_CRC_LEN;
@@ -730,7 +741,7 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 		if (n < cap) {
 			iov[n].iov_base = c->rxbuf;
 			iov[n].iov_len = RDMAP_CONN_RX_BUF;
-			if (c->rx_big && !c->rx_behind)
+			if (c->rx_big && !rx_whole_buffer(c))
 				iov[n].iov_len = RDMAP_CONN_RX_LOOKAHEAD;
 			total += iov[n++].iov_len;
 		}

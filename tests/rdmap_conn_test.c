@@ -1646,6 +1646,68 @@ START_TEST(test_term_received_names_read)
 }
 END_TEST
 
+/* A receiver that is behind (its bounded receive was filled) switches to
+ * whole-buffer receives, unless its owner says the CPU serves other
+ * incoming streams too: then large payloads stay in place, with a small
+ * lookahead after them. Either way every octet lands where it belongs. */
+START_TEST(test_rx_shared_keeps_placement)
+{
+	struct fk_owner a, b;
+	struct fk_region *asrc, *bdst;
+	struct rdmap_wqe *w;
+	struct iovec iov[8];
+	const size_t len = 20000, fpdu = 2 + 14 + 20000 + 4;
+	size_t n, k, got, take;
+	uint64_t i;
+	int cnt, j;
+
+	pair_init(&a, &b, modes[0], 4, 4, 32768);
+	asrc = fk_region_add(&a, 0x10, 3 * len, LW, 0);
+	fill_pattern(asrc->buf, 3 * len, 11);
+	bdst = fk_region_add(&b, 0x20, 3 * len, RW, 0xEE);
+	for (i = 0; i < 3; i++) {
+		w = fk_post_send(&a, 1 + i, IWARP_WR_RDMA_WRITE, 0, 0x10,
+				 asrc->buf + i * len, (uint32_t)len);
+		w->rkey = 0x20;
+		w->remote_addr = (uintptr_t)bdst->buf + i * len;
+	}
+	rdmap_conn_sq_kick(a.c);
+	n = fk_tx_drain(&a, wire, WIRE_CAP);
+	ck_assert_uint_eq(n, 3 * fpdu); /* one FPDU each */
+	/* the first header arrives through the bulk buffer */
+	fk_rx_feed(&b, wire, 116, 0);
+	got = 116;
+	/* in place, then a lookahead; fill it: the receiver is behind */
+	cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+	ck_assert_int_eq(cnt, 2);
+	ck_assert_ptr_eq(iov[0].iov_base, bdst->buf + 100);
+	ck_assert_uint_eq(iov[1].iov_len, RDMAP_CONN_RX_LOOKAHEAD);
+	for (k = 0, j = 0; j < cnt; j++) {
+		memcpy(iov[j].iov_base, wire + got + k, iov[j].iov_len);
+		k += iov[j].iov_len;
+	}
+	rdmap_conn_rx_done(b.c, k);
+	got += k;
+	/* the second payload in place; after it the whole buffer, or only
+	 * the lookahead when the CPU is shared */
+	take = got - fpdu - 16; /* second payload octets already parsed */
+	rdmap_conn_set_rx_shared(b.c, false);
+	cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+	ck_assert_int_eq(cnt, 2);
+	ck_assert_ptr_eq(iov[0].iov_base, bdst->buf + len + take);
+	ck_assert_uint_eq(iov[1].iov_len, RDMAP_CONN_RX_BUF);
+	rdmap_conn_set_rx_shared(b.c, true);
+	cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+	ck_assert_int_eq(cnt, 2);
+	ck_assert_ptr_eq(iov[0].iov_base, bdst->buf + len + take);
+	ck_assert_uint_eq(iov[1].iov_len, RDMAP_CONN_RX_LOOKAHEAD);
+	fk_rx_feed(&b, wire + got, n - got, 0);
+	ck_assert(memcmp(bdst->buf, asrc->buf, 3 * len) == 0);
+	ck_assert_int_eq(b.set_error_calls, 0);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* ---- memory revoked while in use ---- */
 
 /* Revoked while an inbound Write is placed through the bulk buffer: the
@@ -2271,6 +2333,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_random_traffic, 0, 8);
 	tcase_add_loop_test(tc, test_random_revoke, 0, 48);
 	tcase_add_loop_test(tc, test_app_state_mid_message, 0, 2);
+	tcase_add_test(tc, test_rx_shared_keeps_placement);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
 	tcase_add_test(tc, test_revoke_read_response);

@@ -31,6 +31,10 @@ struct conn_glue {
 
 static int glue_rx_iov(void *owner, struct iovec *iov, int cap)
 {
+	struct qp_conn *conn = owner;
+	const struct conn_glue *g = conn->glue;
+
+	rdmap_conn_set_rx_shared(conn->rc, engine_rx_shared(g->eng));
 	return qp_conn_rx_iov(owner, iov, cap);
 }
 
