@@ -35,7 +35,11 @@
  * - RX: bulk receive into a 1 MiB buffer parsed in place (mpa_rx bulk mode);
  *   large payloads are received straight into their destination
  *   (mpa_rx_payload_iov / mpa_rx_commit), with a bulk tail after them that
- *   catches the trailer and the next header in the same receive. Every
+ *   catches the trailer and the next header in the same receive. A
+ *   connection whose bounded receive came back full is behind and reads
+ *   the whole buffer instead (fewer receives, one more copy), unless the
+ *   owner says other connections are receiving on the same CPU
+ *   (rdmap_conn_set_rx_shared). Every
  *   header is validated before any payload of its segment is placed; a
  *   violation is reported after the FPDU's CRC was verified (a corrupted
  *   FPDU is a CRC error, not a protocol error), and nothing of a failed
