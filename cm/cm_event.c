@@ -190,11 +190,20 @@ static void ch_wait_undriven(struct cm_channel *ch)
 	ch->draining--;
 }
 
+/* Whether |id|'s context is progressed by iwarp_cm_get_event (INLINE). */
+static bool id_inline(const struct cm_id *id)
+{
+	const struct iwarp_context *ctx = id->pub.verbs;
+
+	return ctx && ctx->attr.progress == IWARP_PROGRESS_INLINE;
+}
+
 void cm_channel_add_id(struct cm_id *id)
 {
 	struct cm_channel *ch = id->ch;
 
 	pthread_mutex_lock(&ch->lock);
+	ch->n_inline += id_inline(id);
 	id->ch_prev = NULL;
 	id->ch_next = ch->ids;
 	if (ch->ids)
@@ -208,6 +217,8 @@ void cm_channel_del_id(struct cm_id *id)
 	struct cm_channel *ch = id->ch;
 
 	pthread_mutex_lock(&ch->lock);
+	if (id->ch_prev || ch->ids == id)
+		ch->n_inline -= id_inline(id);
 	if (id->ch_prev)
 		id->ch_prev->ch_next = id->ch_next;
 	else if (ch->ids == id)
@@ -277,6 +288,9 @@ static int channel_inline_ctxs(struct cm_channel *ch,
 	struct cm_id *id;
 	int n = 0, i;
 
+	/* most channels have none: no walk over thousands of ids per wait */
+	if (!ch->n_inline)
+		return 0;
 	for (id = ch->ids; id && n < CM_INLINE_MAX; id = id->ch_next) {
 		struct iwarp_context *ctx = id->pub.verbs;
 
@@ -403,6 +417,9 @@ static void ch_relink(struct cm_id *id, struct cm_channel *to)
 {
 	struct cm_channel *from = id->ch;
 
+	if (id->ch_prev || from->ids == id)
+		from->n_inline -= id_inline(id);
+	to->n_inline += id_inline(id);
 	if (id->ch_prev)
 		id->ch_prev->ch_next = id->ch_next;
 	else if (from->ids == id)

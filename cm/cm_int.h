@@ -73,6 +73,7 @@ struct cm_channel {
 	pthread_cond_t acked;	      /* an event was acked */
 	struct cm_event *head, *tail; /* queued, oldest first */
 	struct cm_id *ids;	      /* ids on this channel (list) */
+	unsigned int n_inline;	      /* of them, ids of INLINE contexts */
 	/* INLINE progress: iwarp_cm_get_event runs the engines of the ids'
 	 * contexts outside the lock; cm_channel_del_id waits for those runs
 	 * (the id's context may be closed right after) */
