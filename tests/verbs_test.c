@@ -68,6 +68,20 @@ struct fx {
 	struct iwarp_mr *mr;
 };
 
+/* RC QP attributes on |f|'s CQs. */
+static void fx_qp_attr(const struct fx *f, struct iwarp_qp_init_attr *ia,
+		       uint32_t sq, uint32_t rq, uint32_t sge)
+{
+	memset(ia, 0, sizeof(*ia));
+	ia->send_cq = f->scq;
+	ia->recv_cq = f->rcq;
+	ia->qp_type = IWARP_QPT_RC;
+	ia->cap.max_send_wr = sq;
+	ia->cap.max_recv_wr = rq;
+	ia->cap.max_send_sge = sge;
+	ia->cap.max_recv_sge = sge;
+}
+
 static void fx_open(struct fx *f, uint32_t sq, uint32_t rq, int sig_all)
 {
 	struct iwarp_qp_init_attr ia;
@@ -83,14 +97,7 @@ static void fx_open(struct fx *f, uint32_t sq, uint32_t rq, int sig_all)
 	f->mr = iwarp_reg_mr(f->pd, f->buf, sizeof(f->buf),
 			     IWARP_ACCESS_LOCAL_WRITE);
 	ck_assert_ptr_nonnull(f->mr);
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = f->scq;
-	ia.recv_cq = f->rcq;
-	ia.qp_type = IWARP_QPT_RC;
-	ia.cap.max_send_wr = sq;
-	ia.cap.max_recv_wr = rq;
-	ia.cap.max_send_sge = 2;
-	ia.cap.max_recv_sge = 2;
+	fx_qp_attr(f, &ia, sq, rq, 2);
 	ia.sq_sig_all = sig_all;
 	f->qp = iwarp_create_qp(f->pd, &ia);
 	ck_assert_ptr_nonnull(f->qp);
@@ -1192,14 +1199,7 @@ START_TEST(test_qp_create)
 	fx_open(&f, 8, 8, 0);
 	ctx2 = ctx_open_inline();
 	cq2 = iwarp_create_cq(ctx2, 4, NULL, NULL, 0);
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = f.scq;
-	ia.recv_cq = f.rcq;
-	ia.qp_type = IWARP_QPT_RC;
-	ia.cap.max_send_wr = 4;
-	ia.cap.max_recv_wr = 4;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	fx_qp_attr(&f, &ia, 4, 4, 1);
 	ia.cap.max_inline_data = 16;
 	for (i = 0; i < 11; i++) {
 		bad = ia;
@@ -1732,14 +1732,7 @@ START_TEST(test_flush_on_err)
 		struct iwarp_qp_init_attr oa;
 		struct iwarp_qp *other;
 
-		memset(&oa, 0, sizeof(oa));
-		oa.send_cq = f.scq;
-		oa.recv_cq = f.rcq;
-		oa.qp_type = IWARP_QPT_RC;
-		oa.cap.max_send_wr = 4;
-		oa.cap.max_recv_wr = 4;
-		oa.cap.max_send_sge = 1;
-		oa.cap.max_recv_sge = 1;
+		fx_qp_attr(&f, &oa, 4, 4, 1);
 		other = iwarp_create_qp(f.pd, &oa);
 		ck_assert_ptr_nonnull(other);
 		qp_to_rts(other);
