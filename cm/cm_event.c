@@ -198,17 +198,38 @@ static bool id_inline(const struct cm_id *id)
 	return ctx && ctx->attr.progress == IWARP_PROGRESS_INLINE;
 }
 
-void cm_channel_add_id(struct cm_id *id)
+/* Puts |id| at the head of |ch|'s id list (|ch|'s lock held). */
+static void ch_link(struct cm_channel *ch, struct cm_id *id)
 {
-	struct cm_channel *ch = id->ch;
-
-	pthread_mutex_lock(&ch->lock);
 	ch->n_inline += id_inline(id);
 	id->ch_prev = NULL;
 	id->ch_next = ch->ids;
 	if (ch->ids)
 		ch->ids->ch_prev = id;
 	ch->ids = id;
+}
+
+/* Takes |id| off |ch|'s id list, if it is on it (|ch|'s lock held). */
+static void ch_unlink(struct cm_channel *ch, struct cm_id *id)
+{
+	if (!id->ch_prev && ch->ids != id)
+		return;
+	ch->n_inline -= id_inline(id);
+	if (id->ch_prev)
+		id->ch_prev->ch_next = id->ch_next;
+	else
+		ch->ids = id->ch_next;
+	if (id->ch_next)
+		id->ch_next->ch_prev = id->ch_prev;
+	id->ch_prev = id->ch_next = NULL;
+}
+
+void cm_channel_add_id(struct cm_id *id)
+{
+	struct cm_channel *ch = id->ch;
+
+	pthread_mutex_lock(&ch->lock);
+	ch_link(ch, id);
 	pthread_mutex_unlock(&ch->lock);
 }
 
@@ -217,15 +238,7 @@ void cm_channel_del_id(struct cm_id *id)
 	struct cm_channel *ch = id->ch;
 
 	pthread_mutex_lock(&ch->lock);
-	if (id->ch_prev || ch->ids == id)
-		ch->n_inline -= id_inline(id);
-	if (id->ch_prev)
-		id->ch_prev->ch_next = id->ch_next;
-	else if (ch->ids == id)
-		ch->ids = id->ch_next;
-	if (id->ch_next)
-		id->ch_next->ch_prev = id->ch_prev;
-	id->ch_prev = id->ch_next = NULL;
+	ch_unlink(ch, id);
 	/* a get_event may be running |id|'s INLINE engine, found through the
 	 * list before we unlinked it: wait (no new run starts meanwhile) */
 	ch_wait_undriven(ch);
@@ -415,24 +428,10 @@ static void ch_unlock_pair(struct cm_channel *a, struct cm_channel *b)
 /* Moves |id| from its channel's id list to |to|'s (both locks held). */
 static void ch_relink(struct cm_id *id, struct cm_channel *to)
 {
-	struct cm_channel *from = id->ch;
-
-	if (id->ch_prev || from->ids == id)
-		from->n_inline -= id_inline(id);
-	to->n_inline += id_inline(id);
-	if (id->ch_prev)
-		id->ch_prev->ch_next = id->ch_next;
-	else if (from->ids == id)
-		from->ids = id->ch_next;
-	if (id->ch_next)
-		id->ch_next->ch_prev = id->ch_prev;
+	ch_unlink(id->ch, id);
 	id->ch = to;
 	id->pub.channel = &to->pub;
-	id->ch_prev = NULL;
-	id->ch_next = to->ids;
-	if (to->ids)
-		to->ids->ch_prev = id;
-	to->ids = id;
+	ch_link(to, id);
 }
 
 /* Whether queued event |ev| goes with a migration (both locks held). */
