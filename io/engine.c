@@ -371,7 +371,6 @@ static int engine_reap(struct engine *eng)
 	return total;
 }
 
-/* One non-blocking pass: completions, work, timers, then submit. */
 void engine_rx_count(struct engine *eng)
 {
 	eng->rx_in_batch++;
@@ -382,6 +381,7 @@ bool engine_rx_shared(const struct engine *eng)
 	return eng->rx_last_batch >= 2;
 }
 
+/* One non-blocking pass: completions, work, timers, then submit. */
 static int engine_poll(struct engine *eng)
 {
 	int n = engine_reap(eng);

@@ -84,10 +84,11 @@ uint64_t engine_now_ns(void);
 /*
  * Receive accounting for the owners' placement choice. engine_rx_count is
  * called by an endpoint when one of its receives completed (engine thread);
- * engine_rx_shared is true when the last reap batch completed receives of
- * two or more endpoints: the engine's CPU is shared by several incoming
- * streams, so a receive that saves a system call by copying costs more
- * than it saves.
+ * engine_rx_shared is true when the last reap batch completed two or more
+ * receives. An endpoint has one receive outstanding, and its next one is
+ * normally submitted after the batch, so those are receives of two or more
+ * endpoints: the engine's CPU is shared by several incoming streams, and a
+ * receive that saves a system call by copying costs more than it saves.
  */
 void engine_rx_count(struct engine *eng);
 bool engine_rx_shared(const struct engine *eng);
