@@ -16,6 +16,7 @@ interop_files = \
 	tests/interop/run-guest.sh \
 	tests/interop/guest-init.sh \
 	tests/interop/guest-agent.sh \
+	tests/interop/tap-hosts.sh \
 	tests/interop/verify-capture.sh \
 	tests/interop/split-pcap.py \
 	tests/interop/realign-pcap.py \

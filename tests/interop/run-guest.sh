@@ -4,9 +4,13 @@
 #
 #   run.sh [options] [--] COMMAND [ARG...]
 #
-# Guest network (QEMU slirp user networking only; no tap, no bridge):
-#   guest eth0 10.0.2.15/24, gw 10.0.2.2; the guest reaches the HOST's
-#   127.0.0.1 as 10.0.2.2. Host -> guest via hostfwd bound to 127.0.0.1 only.
+# Guest network: guest eth0 10.0.2.15/24, gw 10.0.2.2, either
+#   - QEMU slirp user networking (default): the guest reaches the HOST's
+#     127.0.0.1 as 10.0.2.2; host -> guest via hostfwd on 127.0.0.1 only; or
+#   - a tap device (-T) that the caller created, with 10.0.2.2/24 on it, in
+#     a network namespace of its own (so nothing leaves the machine): host
+#     and guest reach each other's real addresses, 10.0.2.2 and 10.0.2.15,
+#     which programs that send their own address to the peer need.
 #
 # Options:
 #   -t SEC         kill the guest after SEC seconds (default $SIW_PEER_TIMEOUT or 120)
@@ -25,6 +29,7 @@
 #   -D             siw dynamic debug on + dump the guest dmesg at the end
 #   -P FILE        record the guest NIC traffic (guest side of slirp) as pcap
 #   -q             quieter guest (no "rdma link show")
+#   -T IFNAME      use the tap device IFNAME instead of slirp (no -p)
 #   -N             do not install the guest's route guard (by default the guest
 #                  can reach only 10.0.2.0/24, i.e. itself and 10.0.2.2 = host
 #                  127.0.0.1; everything else, incl. slirp DNS 10.0.2.3, is
@@ -49,14 +54,14 @@ KNOBS=${SIW_PEER_SIW_KNOBS:-} INPUT=""
 TIMEOUT=${SIW_PEER_TIMEOUT:-120}
 MEM=${SIW_PEER_MEM:-1024}
 SMP=${SIW_PEER_SMP:-2}
-FWDS=() WAIT_PORT="" FILES=() SCRIPT="" DYNDBG=0 PCAP="" QUIET=0 OPEN_NET=0
+FWDS=() TAP="" WAIT_PORT="" FILES=() SCRIPT="" DYNDBG=0 PCAP="" QUIET=0 OPEN_NET=0
 
 usage() { sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
-while getopts "t:k:i:p:w:f:s:DP:qNh" o; do
+while getopts "t:k:i:p:w:f:s:DP:qNT:h" o; do
     case $o in
         t) TIMEOUT=$OPTARG;; k) KNOBS=$OPTARG;; i) INPUT=$OPTARG;; p) FWDS+=("$OPTARG");; w) WAIT_PORT=$OPTARG;;
         f) FILES+=("$OPTARG");; s) SCRIPT=$OPTARG;; D) DYNDBG=1;;
-        P) PCAP=$OPTARG;; q) QUIET=1;; N) OPEN_NET=1;; h) usage 0;; *) usage 125;;
+        P) PCAP=$OPTARG;; q) QUIET=1;; N) OPEN_NET=1;; T) TAP=$OPTARG;; h) usage 0;; *) usage 125;;
     esac
 done
 shift $((OPTIND - 1))
@@ -104,8 +109,9 @@ base=$CACHE/initramfs.cpio.gz
 pad=$(( (4 - $(stat -c %s "$base") % 4) % 4 ))
 { cat "$base"; head -c "$pad" /dev/zero; (cd "$TMP/x" && find . | cpio -o -H newc --quiet -R 0:0); } > "$TMP/initrd"
 
-# ---- slirp netdev: hostfwd on 127.0.0.1 only, IPv6 off
+# ---- slirp netdev: hostfwd on 127.0.0.1 only, IPv6 off; or the tap
 net="user,id=n0,ipv6=off,net=10.0.2.0/24,host=10.0.2.2"
+[ -n "$TAP" ] && net="tap,id=n0,ifname=$TAP,script=no,downscript=no,vnet_hdr=off" FWDS=()
 for f in "${FWDS[@]}"; do
     [ "$f" = none ] && continue
     h=${f%%:*}; g=${f#*:}
@@ -126,7 +132,7 @@ QEMU=(qemu-system-x86_64 "${ACCEL_ARGS[@]}" -smp "$SMP" -m "$MEM" -nographic -no
 t0=$EPOCHREALTIME
 el() { awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.2f", b-a}'; }
 rc="" ready=""
-echo "SIW-PEER-HOST start: guest=$(basename "$CACHE") accel=$ACCEL timeout=${TIMEOUT}s fwd=[${FWDS[*]}]${PCAP:+ pcap=$PCAP}"
+echo "SIW-PEER-HOST start: guest=$(basename "$CACHE") accel=$ACCEL timeout=${TIMEOUT}s ${TAP:+tap=$TAP }fwd=[${FWDS[*]}]${PCAP:+ pcap=$PCAP}"
 exec 3< <(
     if [ -n "$INPUT" ]; then exec timeout -k 3 "$TIMEOUT" "${QEMU[@]}" 2>&1 <"$INPUT"
     elif [ -t 0 ]; then exec timeout -k 3 "$TIMEOUT" "${QEMU[@]}" 2>&1
