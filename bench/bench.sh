@@ -77,6 +77,15 @@ median() {
 		else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# lowest of the numbers on stdin; "n/a" if none
+lowest() {
+	sort -g | awk 'NR == 1 { printf "%.2f\n", $1; f = 1 } END { if (!f) print "n/a" }'
+}
+# the numbers on stdin on one line
+listed() {
+	paste -sd' ' | sed 's/^$/none/'
+}
+
 # ratio A B: A / B with 2 decimals, n/a when either is missing
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {
@@ -229,7 +238,15 @@ done
 # both rows: ib_write_lat waits for the peer's Write by spinning on its
 # buffer without entering the library, so in the inline mode nothing moves
 # its engine and both ends spin for ever (docs/compat.md). Rounds alternate
-# which tool runs first; medians of BENCH_COMPAT_RUNS rounds. The judged
+# which tool runs first, BENCH_COMPAT_RUNS rounds. The bandwidth rows
+# compare medians; the latency row compares the best round of each tool
+# (the lowest typical latency), with the medians beside: both tools'
+# latency is bimodal on 2 cores with the
+# progress threads (2 B Write typical about 20 or about 65 us, the same
+# tool, round to round: whether the two spinning application threads and
+# the two engine threads fall into step), so a median compares whichever
+# mode each tool hit in 3 of 5 rounds (ratios 0.32-2.77 seen for the same
+# build), while the compat layer's own cost is in every round. The judged
 # bandwidth row compares like with like: ib_write_bw's client and
 # iwarp_bw's client, each against the same iwarp_bw server. The pair of
 # perftest's own client and server is an informational context row:
@@ -291,7 +308,7 @@ CRUNS=${BENCH_COMPAT_RUNS:-5}
 CPROG=${BENCH_COMPAT_PROGRESS:-adaptive}
 RUN=$B/tools/iwarp_run
 echo
-echo "Compat rows (Debian's perftest over iwarp_run / iwarp_bw on the native API; medians of $CRUNS alternating rounds; progress $CPROG, cc ${CC:-system})"
+echo "Compat rows (Debian's perftest over iwarp_run / iwarp_bw on the native API; $CRUNS alternating rounds: bandwidth medians, latency best; progress $CPROG, cc ${CC:-system})"
 why=
 [ $have_bw -eq 1 ] || why="iwarp_bw not built"
 [ -x "$RUN" ] || why="$RUN not built (make)"
@@ -344,8 +361,8 @@ done
 cbw=$(median <"$TMP/compat.cbw")
 nbw=$(median <"$TMP/compat.nbw")
 xbw=$(median <"$TMP/compat.xbw")
-clat=$(median <"$TMP/compat.clat")
-nlat=$(median <"$TMP/compat.nlat")
+clat=$(lowest <"$TMP/compat.clat")
+nlat=$(lowest <"$TMP/compat.nlat")
 {
 row_head
 row "compat cost: 64 KiB Write BW, ib_write_bw / iwarp_bw" "$(ratio "$xbw" "$nbw")" ">=" 0.95 \
@@ -353,8 +370,9 @@ row "compat cost: 64 KiB Write BW, ib_write_bw / iwarp_bw" "$(ratio "$xbw" "$nbw
 row "  context: ib_write_bw against perftest's own server" "$(ratio "$cbw" "$nbw")" ">=" 0.95 \
 	"informational ($cbw vs $nbw MB/sec)"
 row "compat cost: 2 B Write latency, ib_write_lat / iwarp_bw" "$(ratio "$clat" "$nlat")" "<=" 1.05 \
-	"($clat vs $nlat us typical, $CLAT_N iterations)"
+	"($clat vs $nlat us typical best, $CLAT_N iterations; medians $(median <"$TMP/compat.clat") vs $(median <"$TMP/compat.nlat"))"
 echo "(context row not judged: perftest's server busy-polls through the run where iwarp_bw's sleeps; on 2 cores that measures the programs, not the compat layer)"
+echo "(rounds, MB/sec: ib_write_bw $(listed <"$TMP/compat.xbw"); iwarp_bw $(listed <"$TMP/compat.nbw"); us typical: ib_write_lat $(listed <"$TMP/compat.clat"); iwarp_bw $(listed <"$TMP/compat.nlat"))"
 } | tee "$OUT/compat.txt"
 }
 
