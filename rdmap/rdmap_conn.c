@@ -393,14 +393,15 @@ void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state)
 	case IWARP_QPS_ERR:
 		if (c->state == RDMAP_CONN_CLOSED)
 			return;
-		/* the owner flushes the queues itself after this call */
+		/* the owner flushes the queues itself after this call; the
+		 * bound receive too is flushed only after closed */
 		c->state = RDMAP_CONN_CLOSED;
-		if (c->have_rqe)
-			conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0,
-					  true);
 		if (c->ops->shutdown)
 			c->ops->shutdown(c->owner);
 		c->ops->closed(c->owner, 0, NULL);
+		if (c->have_rqe)
+			conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0,
+					  true);
 		return;
 	case IWARP_QPS_RESET:
 		if (c->state != RDMAP_CONN_CLOSED) {

@@ -997,13 +997,15 @@ START_TEST(test_responder_waits)
 END_TEST
 
 /*
- * The connection ends by itself (_i: 0 peer EOF, 1 reset, 2 a TERMINATE
- * received, 3 a TERMINATE sent): on_close, where the CM raises
- * DISCONNECTED, runs before any WQE is flushed, as the kernel's siw
- * raises the disconnect before it flushes; the flushes follow at once.
+ * The connection ends (_i: 0 peer EOF, 1 reset, 2 a TERMINATE received,
+ * 3 a TERMINATE sent, 4 the application moves the QP to ERR while a
+ * receive is bound to a Send half received): on_close, where the CM
+ * raises DISCONNECTED, runs before any WQE is flushed, as the kernel's
+ * siw raises the disconnect before it flushes; the flushes follow at once.
  */
 START_TEST(test_closed_before_flush)
 {
+	struct iwarp_qp_attr at;
 	struct iwarp_wc wc[16];
 	struct neg_opts o;
 	struct pair p;
@@ -1011,6 +1013,8 @@ START_TEST(test_closed_before_flush)
 
 	mem_start = iw_mem_outstanding();
 	neg_default(&o);
+	if (_i == 4)
+		o.fpdu_max = 64; /* a 90-octet Send takes several FPDUs */
 	pair_open(&p, &o, 40 + (uint64_t)_i);
 	p.a.poll_at_close = true;
 	for (i = 0; i < 3; i++)
@@ -1034,6 +1038,30 @@ START_TEST(test_closed_before_flush)
 				 0);
 		pump(&p);
 		break;
+	case 4:
+		/* b's 90-octet Send, of which a takes the first FPDU and a
+		 * little more, one octet at a time: the receive 70 is bound
+		 * to it */
+		post_recv(&p.b, 90, 0, 100, 1);
+		ck_assert_int_eq(
+			post_send(&p.a, 81, IWARP_WR_SEND, 0, 0, 10, 0, 0, 1),
+			0);
+		pump(&p);
+		ck_assert_int_eq(poll_all(&p.a, wc, 16), 1); /* the Send */
+		ck_assert_int_eq(
+			post_send(&p.b, 82, IWARP_WR_SEND, 0, 0, 90, 0, 0, 1),
+			0);
+		while (pump_tx(&p, &p.b))
+			;
+		p.chunk_mode = 1;
+		for (i = 0; i < 70; i++)
+			ck_assert(pump_rx(&p, &p.b, &p.a));
+		ck_assert_int_eq(poll_all(&p.a, wc, 16), 0);
+		memset(&at, 0, sizeof(at));
+		at.qp_state = IWARP_QPS_ERR;
+		ck_assert_int_eq(iwarp_modify_qp(p.a.qp, &at, IWARP_QP_STATE),
+				 0);
+		break;
 	default:
 		/* the same from b (a responder sends after the initiator's
 		 * first FPDU): a sends the TERMINATE, then ends */
@@ -1056,6 +1084,8 @@ START_TEST(test_closed_before_flush)
 	for (i = 0; i < n; i++)
 		flushed += wc[i].status == IWARP_WC_WR_FLUSH_ERR;
 	ck_assert_int_eq(flushed, _i < 2 ? 5 : 3);
+	if (_i == 4)
+		ck_assert_uint_eq(wc[0].wr_id, 70); /* the bound one first */
 	pair_close(&p);
 	ck_assert_int_eq(iw_mem_outstanding(), mem_start);
 }
@@ -1232,7 +1262,7 @@ Suite *conn_suite(void)
 	tcase_add_loop_test(tc, test_p2p_rtr, 0, 2);
 	tcase_add_test(tc, test_responder_waits);
 	tcase_add_test(tc, test_flush_on_close);
-	tcase_add_loop_test(tc, test_closed_before_flush, 0, 4);
+	tcase_add_loop_test(tc, test_closed_before_flush, 0, 5);
 	tcase_add_test(tc, test_local_prot_error);
 	tcase_add_test(tc, test_ird_overflow);
 	tcase_add_test(tc, test_ord_fence);
