@@ -888,10 +888,9 @@ static void disconnect_pair(struct cmt_side *srv, struct cmt_side *cli,
  * The peer ends the connection (_i 0: iwarp_cm_disconnect, 1: it destroys
  * its QP and id without one) while the server has receives posted: when
  * the server polls the first flush completion, DISCONNECTED is already on
- * its channel (as with the kernel's siw; libfabric's RxM fails a flush it
- * cannot match to a disconnect). The server spins on its CQ (no sleep,
- * its channel non-blocking) so that it looks while the engine thread is
- * still flushing its many receives; several rounds.
+ * its channel (as with the kernel's siw). The server spins on its CQ (no
+ * sleep, its channel non-blocking) so that it looks while the engine
+ * thread is still flushing its many receives; several rounds.
  */
 #define FLUSH_ROUNDS 16
 #define FLUSH_RECVS  200 /* < the CQ's 256 */
