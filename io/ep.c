@@ -258,6 +258,15 @@ static void ep_tx_complete(void *up, ssize_t res)
 
 	ep->tx_busy = false;
 	if (!ep_active(ep)) {
+		/* the stream ended (peer EOF, an error) while this send was
+		 * in flight: what the transport accepted still counts (a Send
+		 * completes once handed to TCP, and the peer may well have
+		 * it), so the owner hears of it before closed() */
+		if (!ep->closing && res > 0) {
+			ep->depth++;
+			ep->ops->tx_done(ep->owner, (size_t)res);
+			ep->depth--;
+		}
 		ep_deliver_closed(ep);
 		ep_maybe_free(ep);
 		return;

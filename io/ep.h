@@ -41,7 +41,9 @@ struct ep_ops {
 	int (*tx_iov)(void *owner, struct iovec *iov, int cap);
 	/* The first |n| bytes of the last tx_iov set were accepted by the
 	 * transport. A partial send is normal: the engine calls tx_iov again
-	 * and the owner offers the rest (and anything new). */
+	 * and the owner offers the rest (and anything new). Also called when
+	 * the stream ended while the send was in flight (just before
+	 * closed()), for what the transport took before it ended. */
 	void (*tx_done)(void *owner, size_t n);
 	/* The stream ended: peer EOF (0) or an error (-errno). No receive
 	 * or send is in flight any more, and no callback follows; the owner

@@ -696,6 +696,106 @@ START_TEST(test_mss_pipe)
 }
 END_TEST
 
+/* ---- a backend whose operations complete when the test says ---- */
+
+struct held_be {
+	struct io_backend be;
+	bool rx_out, tx_out;
+	size_t tx_len; /* octets of the outstanding send */
+};
+
+static int hb_recv(struct io_backend *be, const struct iovec *iov, int cnt)
+{
+	(void)iov;
+	(void)cnt;
+	((struct held_be *)(void *)be)->rx_out = true;
+	return 0;
+}
+
+static int hb_send(struct io_backend *be, const struct iovec *iov, int cnt)
+{
+	struct held_be *h = (struct held_be *)(void *)be;
+	int i;
+
+	h->tx_len = 0;
+	for (i = 0; i < cnt; i++)
+		h->tx_len += iov[i].iov_len;
+	h->tx_out = true;
+	return 0;
+}
+
+static int hb_shutdown(struct io_backend *be)
+{
+	(void)be;
+	return 0;
+}
+
+/* what is outstanding completes when the test completes it */
+static void hb_cancel(struct io_backend *be)
+{
+	(void)be;
+}
+
+static void hb_destroy(struct io_backend *be, bool abort)
+{
+	(void)abort;
+	free(be);
+}
+
+static int hb_mss(struct io_backend *be)
+{
+	(void)be;
+	return 1448;
+}
+
+static const struct io_backend_ops held_ops = {
+	.name = "held",
+	.recv = hb_recv,
+	.send = hb_send,
+	.shutdown = hb_shutdown,
+	.cancel = hb_cancel,
+	.destroy = hb_destroy,
+	.mss = hb_mss,
+};
+
+/*
+ * The peer's FIN arrives while a send is in flight, and that send then
+ * completes: the owner hears what the transport took (tx_done) before
+ * closed(0). The peer may have read those octets and closed because of
+ * them; a Send handed to TCP completes successfully rather than flushed.
+ */
+START_TEST(test_tx_done_after_peer_eof)
+{
+	static uint8_t src[100];
+	struct engine *eng = inline_engine();
+	struct held_be *h = calloc(1, sizeof(*h));
+	struct sown o;
+	size_t sent;
+
+	ck_assert_ptr_nonnull(h);
+	h->be.ops = &held_ops;
+	h->be.eng = eng;
+	sown_init(&o, 3, src, sizeof(src), NULL, 0);
+	o.max_iov = 1;
+	o.ep = ep_create(eng, &h->be, &sown_ops, &o);
+	ck_assert_ptr_nonnull(o.ep);
+	ep_kick_tx(o.ep);
+	ck_assert(h->tx_out);
+	sent = h->tx_len;
+	ck_assert_uint_gt(sent, 0);
+	/* EOF first: closed() waits for the send */
+	h->be.up.rx_complete(h->be.up.up, 0);
+	ck_assert(!o.closed);
+	h->be.up.tx_complete(h->be.up.up, (ssize_t)sent);
+	ck_assert_uint_eq(o.tx_off, sent);
+	ck_assert(o.closed);
+	ck_assert_int_eq(o.closed_err, 0);
+	ck_assert_uint_eq(o.after_close, 0);
+	sown_release(&o);
+	engine_destroy(eng);
+}
+END_TEST
+
 static Suite *io_transport_suite(void)
 {
 	Suite *s = suite_create("io_transport");
@@ -710,6 +810,7 @@ static Suite *io_transport_suite(void)
 	tcase_add_test(tc, test_set_owner_carries_bytes);
 	tcase_add_test(tc, test_set_owner_busy);
 	tcase_add_test(tc, test_mss_pipe);
+	tcase_add_test(tc, test_tx_done_after_peer_eof);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fault");
