@@ -660,37 +660,31 @@ run_case() {   # run_case INDEX GROUP
 	fi
 	cap_stop
 	guest_log "$id" >"$d/guest.log"
+	# the data connection of a program with a port of its own for it:
+	# one port, or the run is not what it should be; the host capture
+	# keeps that connection only
+	local dports="" how=""
 	if [ "$kind" = qperf ] && [ "$role" = gc ] && [ -e "$capfile" ]; then
-		# the data connection: the one port, besides P, that the host
-		# server's processes used (its RDMA CM listener and connection)
-		local dport
-		dport=$(sort -un "$d/server-ports.txt" 2>/dev/null | paste -sd' ')
-		if [ -n "$dport" ] && [ "$dport" = "${dport%% *}" ]; then
-			CASE_CAP[$name]=$dport
-			echo "data port: $dport (host server's TCP sockets besides $P, ss -tanp)" >>"$d/cmd.txt"
-			"$TSHARK" -r "$capfile" -Y "tcp.port == $dport" -w "$d/lo.pcapng" 2>/dev/null ||
-				{ [ $res = PASS ] && res=FAIL detail="tshark could not cut port $dport out of the loopback capture"; }
-		else
-			cp "$capfile" "$d/lo.pcapng"
-			[ $res = PASS ] && res=FAIL detail="the host server's TCP sockets showed ${dport:-no port} besides $P (ss -tanp), want one data port"
-		fi
-		rm -f "$capfile"
-	fi
-	if [ "$kind" = fabric ] && [ -e "$capfile" ]; then
-		# the data connection: the port, besides P, that connections
-		# were opened to (SYN without ACK); one, or the run is not
-		# what it should be
-		local dport
-		dport=$("$TSHARK" -r "$capfile" -Y "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.dstport != $P" \
+		# the one port, besides P, that the host server's processes
+		# used (its RDMA CM listener and connection)
+		dports=$(sort -un "$d/server-ports.txt" 2>/dev/null | paste -sd' ')
+		how="the host server's TCP sockets besides $P, ss -tanp"
+	elif [ "$kind" = fabric ] && [ -e "$capfile" ]; then
+		# the port, besides P, that connections were opened to (SYN
+		# without ACK)
+		dports=$("$TSHARK" -r "$capfile" -Y "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.dstport != $P" \
 			-T fields -e tcp.dstport 2>/dev/null | sort -un | paste -sd' ')
-		if [ -n "$dport" ] && [ "$dport" = "${dport%% *}" ]; then
-			CASE_CAP[$name]=$dport
-			echo "data port: $dport (the connection besides $P in the tap capture)" >>"$d/cmd.txt"
-			"$TSHARK" -r "$capfile" -Y "tcp.port == $dport" -w "$d/lo.pcapng" 2>/dev/null ||
-				{ [ $res = PASS ] && res=FAIL detail="tshark could not cut port $dport out of the tap capture"; }
+		how="connections opened besides $P in the host capture"
+	fi
+	if [ -n "$how" ]; then
+		if [ -n "$dports" ] && [ "$dports" = "${dports%% *}" ]; then
+			CASE_CAP[$name]=$dports
+			echo "data port: $dports ($how)" >>"$d/cmd.txt"
+			"$TSHARK" -r "$capfile" -Y "tcp.port == $dports" -w "$d/lo.pcapng" 2>/dev/null ||
+				{ [ $res = PASS ] && res=FAIL detail="tshark could not cut port $dports out of the host capture"; }
 		else
 			cp "$capfile" "$d/lo.pcapng"
-			[ $res = PASS ] && res=FAIL detail="connections to ${dport:-no port} besides $P in the tap capture, want one data port"
+			[ $res = PASS ] && res=FAIL detail="${dports:-no port} ($how), want one data port"
 		fi
 		rm -f "$capfile"
 	fi
