@@ -223,6 +223,17 @@ static void ep_rx_complete(void *up, ssize_t res)
 
 	ep->rx_busy = false;
 	if (!ep_active(ep)) {
+		/* the stream ended (a send failed, a reset) while this receive
+		 * was in flight: octets it brought arrived before the end, as
+		 * a read(2) would have returned them, so the owner places them
+		 * before closed() (the peer's last message may be among them)
+		 */
+		if (!ep->closing && res > 0) {
+			engine_rx_count(ep_engine(ep));
+			ep->depth++;
+			ep->ops->rx_done(ep->owner, (size_t)res);
+			ep->depth--;
+		}
 		ep_deliver_closed(ep);
 		ep_maybe_free(ep);
 		return;

@@ -701,14 +701,17 @@ END_TEST
 struct held_be {
 	struct io_backend be;
 	bool rx_out, tx_out;
-	size_t tx_len; /* octets of the outstanding send */
+	size_t tx_len;	     /* octets of the outstanding send */
+	struct iovec rx_iov; /* first piece of the outstanding receive */
 };
 
 static int hb_recv(struct io_backend *be, const struct iovec *iov, int cnt)
 {
-	(void)iov;
+	struct held_be *h = (struct held_be *)(void *)be;
+
+	h->rx_iov = iov[0];
 	(void)cnt;
-	((struct held_be *)(void *)be)->rx_out = true;
+	h->rx_out = true;
 	return 0;
 }
 
@@ -796,6 +799,49 @@ START_TEST(test_tx_done_after_peer_eof)
 }
 END_TEST
 
+/*
+ * The mirror case: a send fails (the peer reset) while a receive is in
+ * flight, and that receive then completes with octets. They arrived
+ * before the reset, so the owner gets rx_done for them before
+ * closed(-ECONNRESET); dropping them would lose the peer's last message.
+ */
+START_TEST(test_rx_done_after_send_error)
+{
+	static uint8_t src[100], dst[100];
+	struct engine *eng = inline_engine();
+	struct held_be *h = calloc(1, sizeof(*h));
+	struct sown o;
+	size_t got;
+
+	ck_assert_ptr_nonnull(h);
+	h->be.ops = &held_ops;
+	h->be.eng = eng;
+	sown_init(&o, 4, src, sizeof(src), dst, sizeof(dst));
+	o.max_iov = 1;
+	o.ep = ep_create(eng, &h->be, &sown_ops, &o);
+	ck_assert_ptr_nonnull(o.ep);
+	ep_kick_rx(o.ep);
+	ep_kick_tx(o.ep);
+	ck_assert(h->rx_out);
+	ck_assert(h->tx_out);
+	got = h->rx_iov.iov_len < 7 ? h->rx_iov.iov_len : 7;
+	ck_assert_uint_gt(got, 0);
+	memset(h->rx_iov.iov_base, 0xa5, got);
+	/* the send fails first: closed() waits for the receive */
+	h->be.up.tx_complete(h->be.up.up, -ECONNRESET);
+	ck_assert(!o.closed);
+	h->be.up.rx_complete(h->be.up.up, (ssize_t)got);
+	ck_assert_uint_eq(o.rx_off, got);
+	ck_assert_uint_eq(dst[0], 0xa5);
+	ck_assert_uint_eq(dst[got - 1], 0xa5);
+	ck_assert(o.closed);
+	ck_assert_int_eq(o.closed_err, -ECONNRESET);
+	ck_assert_uint_eq(o.after_close, 0);
+	sown_release(&o);
+	engine_destroy(eng);
+}
+END_TEST
+
 static Suite *io_transport_suite(void)
 {
 	Suite *s = suite_create("io_transport");
@@ -811,6 +857,7 @@ static Suite *io_transport_suite(void)
 	tcase_add_test(tc, test_set_owner_busy);
 	tcase_add_test(tc, test_mss_pipe);
 	tcase_add_test(tc, test_tx_done_after_peer_eof);
+	tcase_add_test(tc, test_rx_done_after_send_error);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fault");
