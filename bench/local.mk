@@ -14,7 +14,7 @@ bench-crc: bench/bench_crc$(EXEEXT)
 # loopback with the same congestion control (see bench/README.md).
 EXTRA_PROGRAMS += bench/tcp_raw
 bench_tcp_raw_SOURCES = bench/tcp_raw.c bench/tcp_raw_plain.c bench/tcp_raw.h \
-	bench/tcp_raw_tls.c
+	bench/tcp_raw_tls.c bench/tcp_raw_wake.c
 bench_tcp_raw_CFLAGS = $(AM_CFLAGS) $(LIBURING_CFLAGS) $(OPENSSL_CFLAGS) $(PTHREAD_CFLAGS)
 bench_tcp_raw_LDADD = $(LIBURING_LIBS) $(OPENSSL_LIBS) $(PTHREAD_LIBS)
 CLEANFILES += bench/tcp_raw$(EXEEXT)

@@ -5,6 +5,7 @@
  *   tcp_raw lat [-s SIZE] [-n ITERS] [--poll uring|uring-ipi|recv] [--cc NAME]
  *   tcp_raw streams|msgrate|pingpong|connrate ...  (tcp_raw_plain.c)
  *   tcp_raw tls [-s SIZE] [-D SECS]                (tcp_raw_tls.c)
+ *   tcp_raw wake [--submitter sleep|spin|self]     (tcp_raw_wake.c)
  *
  * Both ends run in this process, one thread each, over one TCP connection
  * on 127.0.0.1 with TCP_NODELAY (and TCP_CONGESTION when --cc is given; the
@@ -712,6 +713,7 @@ static void usage(FILE *f)
 		"       tcp_raw pingpong [-s 8] [-n ITERS]         blocking ping-pong, percentiles, CPU\n"
 		"       tcp_raw connrate -P N                      connect + accept per second\n"
 		"       tcp_raw tls [-s SIZE] [-D SECS]            one TLS 1.3 stream (OpenSSL, blocking)\n"
+		"       tcp_raw wake [--submitter sleep|spin|self] which thread a receive completion wakes\n"
 		"Raw TCP over io_uring on 127.0.0.1 (or --addr), both ends in this process.\n"
 		"  -s, --size=N      message size, K/M suffixes (default 65536 bw, 8 lat)\n"
 		"  -D, --duration=S  bw: seconds of sending (default 2)\n"
@@ -833,6 +835,8 @@ int main(int argc, char **argv)
 		return tcp_raw_plain(argc, argv);
 	if (!strcmp(argv[1], "tls"))
 		return tcp_raw_tls(argc, argv);
+	if (!strcmp(argv[1], "wake"))
+		return tcp_raw_wake(argc, argv);
 	if (!strcmp(argv[1], "bw")) {
 		o.mode = MODE_BW;
 	} else if (!strcmp(argv[1], "lat")) {

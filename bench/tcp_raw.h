@@ -18,4 +18,8 @@ int tcp_raw_plain(int argc, char **argv);
  * (tcp_raw_tls.c). Returns the exit status. */
 int tcp_raw_tls(int argc, char **argv);
 
+/* tcp_raw wake ARGS: which thread io_uring wakes for a receive completion;
+ * one JSON line (tcp_raw_wake.c). Returns the exit status. */
+int tcp_raw_wake(int argc, char **argv);
+
 #endif
