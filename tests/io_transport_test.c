@@ -761,6 +761,23 @@ static const struct io_backend_ops held_ops = {
 	.mss = hb_mss,
 };
 
+/* An endpoint of owner |o| (one iovec per call) over a held backend. */
+static struct held_be *held_start(struct engine *eng, struct sown *o,
+				  uint64_t id, const uint8_t *src,
+				  size_t src_len, uint8_t *dst, size_t dst_len)
+{
+	struct held_be *h = calloc(1, sizeof(*h));
+
+	ck_assert_ptr_nonnull(h);
+	h->be.ops = &held_ops;
+	h->be.eng = eng;
+	sown_init(o, id, src, src_len, dst, dst_len);
+	o->max_iov = 1;
+	o->ep = ep_create(eng, &h->be, &sown_ops, o);
+	ck_assert_ptr_nonnull(o->ep);
+	return h;
+}
+
 /*
  * The peer's FIN arrives while a send is in flight, and that send then
  * completes: the owner hears what the transport took (tx_done) before
@@ -771,17 +788,10 @@ START_TEST(test_tx_done_after_peer_eof)
 {
 	static uint8_t src[100];
 	struct engine *eng = inline_engine();
-	struct held_be *h = calloc(1, sizeof(*h));
 	struct sown o;
+	struct held_be *h = held_start(eng, &o, 3, src, sizeof(src), NULL, 0);
 	size_t sent;
 
-	ck_assert_ptr_nonnull(h);
-	h->be.ops = &held_ops;
-	h->be.eng = eng;
-	sown_init(&o, 3, src, sizeof(src), NULL, 0);
-	o.max_iov = 1;
-	o.ep = ep_create(eng, &h->be, &sown_ops, &o);
-	ck_assert_ptr_nonnull(o.ep);
 	ep_kick_tx(o.ep);
 	ck_assert(h->tx_out);
 	sent = h->tx_len;
@@ -809,17 +819,11 @@ START_TEST(test_rx_done_after_send_error)
 {
 	static uint8_t src[100], dst[100];
 	struct engine *eng = inline_engine();
-	struct held_be *h = calloc(1, sizeof(*h));
 	struct sown o;
+	struct held_be *h =
+		held_start(eng, &o, 4, src, sizeof(src), dst, sizeof(dst));
 	size_t got;
 
-	ck_assert_ptr_nonnull(h);
-	h->be.ops = &held_ops;
-	h->be.eng = eng;
-	sown_init(&o, 4, src, sizeof(src), dst, sizeof(dst));
-	o.max_iov = 1;
-	o.ep = ep_create(eng, &h->be, &sown_ops, &o);
-	ck_assert_ptr_nonnull(o.ep);
 	ep_kick_rx(o.ep);
 	ep_kick_tx(o.ep);
 	ck_assert(h->rx_out);
