@@ -253,7 +253,6 @@ case_skip() {
 			{ echo "fi_pingpong not installed on the host (Debian package libfabric-bin)"; return 0; }
 		command -v unshare >/dev/null 2>&1 ||
 			{ echo "unshare not installed on the host (Debian package util-linux)"; return 0; }
-		[ -n "$TAP_PROBE" ] || TAP_PROBE=$(tap_probe)
 		[ "$TAP_PROBE" = ok ] ||
 			{ echo "no network namespace with a tap device on this host: $TAP_PROBE"; return 0; } ;;
 	esac
@@ -333,7 +332,8 @@ tap_up() {
 	printf '10.0.2.2 localhost\n' >"$OUT/tap-hosts"
 }
 # tap_probe: prints "ok" when a namespace with a tap device can be made
-# here (root, /dev/net/tun), else what failed
+# here (root, /dev/net/tun), else what failed. Run once, before the
+# groups, into TAP_PROBE (case_skip runs in a subshell and cannot keep it).
 TAP_PROBE=""
 tap_probe() {
 	local ns=iwarp-probe-$$ err
@@ -1215,6 +1215,11 @@ T0=$(now)
 say "interop matrix: ${#SEL[@]} cases, results in $OUT"
 # a case that cannot run here is counted as skipped, with the reason
 COMPAT_SKIP=$(compat_skip) || COMPAT_SKIP=""
+for i in "${SEL[@]}"; do
+	[ "${C_KIND[$i]}" = fabric ] || continue
+	TAP_PROBE=$(tap_probe)
+	break
+done
 for g in "${GROUPS_ORDER[@]}"; do
 	idx=()
 	for i in "${SEL[@]}"; do
