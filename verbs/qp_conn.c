@@ -183,6 +183,22 @@ static void ops_set_error(void *owner, const struct iwarp_term_cause *cause,
 	qp_set_error(qp, cause, async);
 }
 
+static void ops_error_event(void *owner, const struct iwarp_term_cause *cause,
+			    bool received)
+{
+	struct qp_conn *conn = owner;
+	struct iw_qp *qp = conn->qp;
+
+	if (!qp)
+		return;
+	if (received) {
+		pthread_mutex_lock(&qp->lock);
+		qp->term_received = true;
+		pthread_mutex_unlock(&qp->lock);
+	}
+	qp_error_event_raise(qp, cause);
+}
+
 static void ops_closed(void *owner, int err,
 		       const struct iwarp_term_cause *cause)
 {
@@ -250,6 +266,7 @@ static const struct rdmap_ops qp_conn_ops = {
 	.sq_complete = ops_sq_complete,
 	.sq_fail_one = ops_sq_fail_one,
 	.set_error = ops_set_error,
+	.error_event = ops_error_event,
 	.closed = ops_closed,
 	.kick_tx = ops_kick_tx,
 	.shutdown = ops_shutdown,
