@@ -131,6 +131,8 @@ enum bw_verb { BW_SEND = 0, BW_WRITE = 1, BW_READ = 2 };
  * HYBRID busy-polls cq_spin_us, then sleeps on a completion channel;
  * EVENT sleeps at once (perftest -e, --use_event); SPIN never sleeps
  * (perftest's default). INLINE progress always spins (it drives the engine).
+ * A Send sender waiting for credits naps instead of sleeping on the
+ * channel (tools/bw/idle.h).
  */
 enum bw_cq_wait { BW_WAIT_HYBRID = 0, BW_WAIT_EVENT = 1, BW_WAIT_SPIN = 2 };
 #define BW_CQ_SPIN_US 20 /* default busy-poll window of BW_WAIT_HYBRID */

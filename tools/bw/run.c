@@ -7,8 +7,10 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/bw/bw.h"
+#include "tools/bw/idle.h"
 #include "tools/common/stop.h"
 
 #define BW_POLL_BATCH 16
@@ -49,26 +51,19 @@ static uint64_t wrid_tick(uint64_t wr_id)
 #define BW_SLEEP_MS 10 /* bound of one completion-channel sleep */
 
 /*
- * Idle state of a BW loop that may sleep on the completion channel
- * (bw_data.chan): busy-poll for the spin window, then arm the CQs, poll
- * them once more (a completion pushed before the arm fires no event), and
- * only then sleep. On 2 cores the application thread that spins on an
- * empty CQ takes a core from the engine threads that produce the
- * completions (its own and the peer's).
+ * Idle policy (tools/bw/idle.c): a BW loop that may sleep on the
+ * completion channel (bw_data.chan) busy-polls for the spin window, then
+ * arms the CQs, polls them once more (a completion pushed before the arm
+ * fires no event), and only then sleeps; a Send sender blocked on credits
+ * naps instead. On 2 cores the application thread that spins takes a core
+ * from the engine threads that produce the completions (its own and the
+ * peer's).
  */
-struct bw_idle {
-	uint64_t since; /* first empty pass (ns), 0 = not idle */
-	uint64_t spin_ns;
-	int armed; /* the CQs were armed after the last empty pass */
-};
-
 static void idle_init(struct bw_idle *w, const struct bw_opts *o)
 {
-	w->since = 0;
-	w->armed = 0;
-	w->spin_ns = o->cq_wait == BW_WAIT_EVENT
-			     ? 0
-			     : (uint64_t)o->cq_spin_us * 1000u;
+	bw_idle_init(w, o->cq_wait == BW_WAIT_EVENT
+				? 0
+				: (uint64_t)o->cq_spin_us * 1000u);
 }
 
 /* Poll of the channel fd, then drains and acknowledges its events. */
@@ -93,38 +88,38 @@ static int chan_sleep(struct bw_data *d, int ms)
 /*
  * One step of the idle logic after a pass of a BW loop: |busy| when the pass
  * posted or reaped something, |can_sleep| when a completion on |cq1| or
- * |cq2| (may be NULL) is bound to come and nothing else can wake us.
+ * |cq2| (may be NULL) is bound to come and nothing else can wake us,
+ * |credit_wait| when a Send sender waits for its peer's credit.
  * Returns 0 or < 0.
  */
 static int idle_step(struct bw_data *d, struct bw_idle *w, int busy,
-		     int can_sleep, struct iwarp_cq *cq1, struct iwarp_cq *cq2)
+		     int can_sleep, int credit_wait, struct iwarp_cq *cq1,
+		     struct iwarp_cq *cq2)
 {
-	uint64_t now;
+	struct timespec nap = {0, BW_CREDIT_NAP_US * 1000L};
+	uint64_t now = 0;
 	int rc;
 
-	if (busy || !can_sleep || !d->chan) {
-		w->since = 0;
-		w->armed = 0;
-		return 0;
-	}
-	if (w->armed) { /* armed, and the pass after the arm found nothing */
-		w->since = 0;
-		w->armed = 0;
+	/* the clock only where the policy looks at it: not on busy passes */
+	if (!busy && d->chan && (can_sleep || credit_wait))
+		now = bw_now_ns();
+	switch (bw_idle_next(w, now, busy, d->chan != NULL, can_sleep,
+			     credit_wait)) {
+	case BW_IDLE_SLEEP:
 		return chan_sleep(d, BW_SLEEP_MS);
-	}
-	now = bw_now_ns();
-	if (!w->since) {
-		w->since = now;
-		if (w->spin_ns)
-			return 0;
-	}
-	if (now - w->since < w->spin_ns)
+	case BW_IDLE_ARM:
+		rc = iwarp_req_notify_cq(cq1, 0);
+		if (!rc && cq2)
+			rc = iwarp_req_notify_cq(cq2, 0);
+		w->armed = !rc;
+		return rc;
+	case BW_IDLE_NAP:
+		nanosleep(&nap, NULL); /* EINTR: the caller checks for a stop */
 		return 0;
-	rc = iwarp_req_notify_cq(cq1, 0);
-	if (!rc && cq2)
-		rc = iwarp_req_notify_cq(cq2, 0);
-	w->armed = !rc;
-	return rc;
+	case BW_IDLE_SPIN:
+	default:
+		return 0;
+	}
 }
 
 /* Duration state (-D): warm-up margin, sample window, end. */
@@ -606,7 +601,7 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		 * signaled), so a send completion is bound to come.
 		 */
 		rc = idle_step(d, &w, more || got, !recv_side && !credit_wait,
-			       d->scq, NULL);
+			       !recv_side && credit_wait, d->scq, NULL);
 		if (rc < 0)
 			goto out;
 		if (o->progress_line && (posted & 1023) == 0 &&
@@ -718,7 +713,7 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		if (rc == 0 && d->inline_progress)
 			iwarp_progress(d->ctx);
 		/* the sender keeps sending while we have receives posted */
-		rc = idle_step(d, &w, got, 1, d->rcq,
+		rc = idle_step(d, &w, got, 1, 0, d->rcq,
 			       d->send_credit ? d->scq : NULL);
 		if (rc < 0)
 			return rc;
