@@ -167,36 +167,36 @@ static int ops_sq_fail_one(void *owner, enum iwarp_wc_status status,
 
 /* ---- state ---- */
 
-static void ops_set_error(void *owner, const struct iwarp_term_cause *cause,
-			  bool received, bool async)
+/* The conn's QP (NULL once detached), marked as having received the
+ * TERMINATE when |received|. */
+static struct iw_qp *conn_failed_qp(struct qp_conn *conn, bool received)
 {
-	struct qp_conn *conn = owner;
 	struct iw_qp *qp = conn->qp;
 
-	if (!qp)
-		return;
-	if (received) {
+	if (qp && received) {
 		pthread_mutex_lock(&qp->lock);
 		qp->term_received = true;
 		pthread_mutex_unlock(&qp->lock);
 	}
-	qp_set_error(qp, cause, async);
+	return qp;
+}
+
+static void ops_set_error(void *owner, const struct iwarp_term_cause *cause,
+			  bool received, bool async)
+{
+	struct iw_qp *qp = conn_failed_qp(owner, received);
+
+	if (qp)
+		qp_set_error(qp, cause, async);
 }
 
 static void ops_error_event(void *owner, const struct iwarp_term_cause *cause,
 			    bool received)
 {
-	struct qp_conn *conn = owner;
-	struct iw_qp *qp = conn->qp;
+	struct iw_qp *qp = conn_failed_qp(owner, received);
 
-	if (!qp)
-		return;
-	if (received) {
-		pthread_mutex_lock(&qp->lock);
-		qp->term_received = true;
-		pthread_mutex_unlock(&qp->lock);
-	}
-	qp_error_event_raise(qp, cause);
+	if (qp)
+		qp_error_event_raise(qp, cause);
 }
 
 static void ops_closed(void *owner, int err,
