@@ -46,6 +46,7 @@ struct side {
 	bool poll_at_close;
 	int polled_at_close, flushed_at_close;
 	bool async_at_close; /* an async event was queued when on_close ran */
+	enum iwarp_qp_state state_at_close;
 	bool have_cause;
 	struct iwarp_term_cause cause;
 	uint64_t flip_at; /* corrupt the octet at this wire offset (or ~0) */
@@ -74,6 +75,7 @@ static void on_close(void *arg, int err, const struct iwarp_term_cause *c)
 
 		/* queued already, or not: nothing else would queue it */
 		s->async_at_close = poll(&pfd, 1, 0) == 1;
+		s->state_at_close = cmt_qp_state(s->qp);
 
 		while ((n = iwarp_poll_cq(s->cq, 16, wc)) > 0) {
 			s->polled_at_close += n;
@@ -1095,6 +1097,10 @@ START_TEST(test_closed_before_flush)
 	 * event when the failure is handled, then the disconnect, then the
 	 * flushes); an orderly end or the application's ERR raises none */
 	ck_assert_int_eq(p.a.async_at_close, _i >= 1 && _i <= 3);
+	/* with the event the QP is in ERR (an application that reads it
+	 * then finds it so); an orderly end moves it with the flush */
+	if (_i >= 1 && _i <= 3)
+		ck_assert_int_eq(p.a.state_at_close, IWARP_QPS_ERR);
 	if (p.a.async_at_close) {
 		struct iwarp_async_event ev;
 

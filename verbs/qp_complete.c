@@ -122,8 +122,12 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 	int rc = 0;
 
 	pthread_mutex_lock(&qp->lock);
-	was_err = qp->pub.state == IWARP_QPS_ERR;
+	/* a failure whose event qp_error_event_raise raised is this one:
+	 * its QP is in ERR since, but the flush and the SRQ's
+	 * LAST_WQE_REACHED are still to come */
 	raised = qp->error_event_raised;
+	qp->error_event_raised = false;
+	was_err = qp->pub.state == IWARP_QPS_ERR && !raised;
 	__atomic_store_n(&qp->pub.state, IWARP_QPS_ERR, __ATOMIC_RELEASE);
 	if (term && !qp->term_valid) {
 		qp->term = *term;
@@ -166,6 +170,9 @@ void qp_error_event_raise(struct iw_qp *qp, const struct iwarp_term_cause *term)
 		return;
 	}
 	qp->error_event_raised = true;
+	/* an application that reads the QP when it gets the event finds it
+	 * in ERR (its flushes follow with qp_set_error) */
+	__atomic_store_n(&qp->pub.state, IWARP_QPS_ERR, __ATOMIC_RELEASE);
 	if (term && !qp->term_valid) {
 		qp->term = *term;
 		qp->term_valid = true;

@@ -430,7 +430,9 @@ void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,
 /*
  * Raises the QP's async error event for |term| (may be NULL; recorded as
  * qp_set_error records it) ahead of qp_set_error, which then raises no
- * second one. Engine thread; once per QP. Set qp->term_received first.
+ * second one: moves the QP to ERR now, the flush comes with qp_set_error.
+ * No-op when the QP is in ERR already. Engine thread; once per QP. Set
+ * qp->term_received first.
  */
 void qp_error_event_raise(struct iw_qp *qp,
 			  const struct iwarp_term_cause *term);
