@@ -46,6 +46,7 @@ struct side {
 	bool poll_at_close;
 	int polled_at_close, flushed_at_close;
 	bool async_at_close; /* an async event was queued when on_close ran */
+	bool post_at_close;  /* on_close posts Send 99 (after polling) */
 	enum iwarp_qp_state state_at_close;
 	bool have_cause;
 	struct iwarp_term_cause cause;
@@ -57,6 +58,10 @@ struct pair {
 	uint64_t rnd;
 	int chunk_mode; /* 0 random, 1 one octet, 2 whole */
 };
+
+static int post_send(struct side *s, uint64_t id, enum iwarp_wr_opcode op,
+		     unsigned int flags, size_t off, uint32_t len,
+		     uint64_t raddr, uint32_t rkey, int nsge);
 
 static void on_close(void *arg, int err, const struct iwarp_term_cause *c)
 {
@@ -85,6 +90,9 @@ static void on_close(void *arg, int err, const struct iwarp_term_cause *c)
 		}
 		ck_assert_int_eq(n, 0);
 	}
+	if (s->post_at_close)
+		ck_assert_int_eq(
+			post_send(s, 99, IWARP_WR_SEND, 0, 0, 10, 0, 0, 1), 0);
 }
 
 static void io_shutdown(void *arg)
@@ -1026,6 +1034,9 @@ START_TEST(test_closed_before_flush)
 		o.fpdu_max = 64; /* a 90-octet Send takes several FPDUs */
 	pair_open(&p, &o, 40 + (uint64_t)_i);
 	p.a.poll_at_close = true;
+	/* a Send the application posts when it learns of the end (before
+	 * the flushes) is flushed after the ones posted before it */
+	p.a.post_at_close = _i >= 1 && _i <= 3;
 	for (i = 0; i < 3; i++)
 		post_recv(&p.a, 70 + (uint64_t)i, 0, 100, 1);
 	switch (_i) {
@@ -1092,7 +1103,13 @@ START_TEST(test_closed_before_flush)
 	n = poll_all(&p.a, wc, 16);
 	for (i = 0; i < n; i++)
 		flushed += wc[i].status == IWARP_WC_WR_FLUSH_ERR;
-	ck_assert_int_eq(flushed, _i < 2 ? 5 : 3);
+	ck_assert_int_eq(flushed, (_i < 2 ? 5 : 3) + p.a.post_at_close);
+	if (p.a.post_at_close) {
+		for (i = n - 1; wc[i].opcode == IWARP_WC_RECV; i--)
+			;
+		ck_assert_uint_eq(wc[i].wr_id, 99); /* the last send */
+		ck_assert_int_eq(wc[i].status, IWARP_WC_WR_FLUSH_ERR);
+	}
 	/* a failure's async event comes before on_close (siw's order: the
 	 * event when the failure is handled, then the disconnect, then the
 	 * flushes); an orderly end or the application's ERR raises none */
