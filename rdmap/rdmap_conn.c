@@ -309,38 +309,25 @@ static void conn_fail_unanswered(struct rdmap_conn *c)
 	conn_sq_progress(c);
 }
 
-/*
- * The order is the kernel siw's on a peer close: what was answered
- * completes, the owner learns that the connection is over (ops->closed:
- * the CM raises DISCONNECTED there), and only then is the QP moved to ERR
- * and its queues flushed. An application that looks at its CM event
- * channel when it polls the first flush completion finds the end already
- * reported (libfabric's RxM treats a flush before DISCONNECTED as an
- * error). A failure's async event comes first of all (ops->error_event),
- * so an application that collects the QP's events when it sees
- * DISCONNECTED finds it there.
- */
 void conn_finish(struct rdmap_conn *c, int err, bool async)
 {
-	const struct iwarp_term_cause *cause;
-
 	if (c->state == RDMAP_CONN_CLOSED)
 		return;
 	c->state = RDMAP_CONN_CLOSED;
 	c->close_err = err;
-	cause = c->cause_valid ? &c->cause : NULL;
-	if (c->bound)
+	if (c->bound) {
+		if (c->have_rqe)
+			conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0,
+					  true);
 		conn_fail_unanswered(c);
-	if (c->bound && async && c->ops->error_event)
-		c->ops->error_event(c->owner, cause, c->cause_received);
+		c->ops->set_error(c->owner, c->cause_valid ? &c->cause : NULL,
+				  c->cause_received, async);
+	}
 	if (c->ops->shutdown)
 		c->ops->shutdown(c->owner);
-	if (!c->bound)
-		return;
-	c->ops->closed(c->owner, err, cause);
-	if (c->have_rqe)
-		conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0, true);
-	c->ops->set_error(c->owner, cause, c->cause_received, async);
+	if (c->bound)
+		c->ops->closed(c->owner, err,
+			       c->cause_valid ? &c->cause : NULL);
 }
 
 /* True when the stream stopped inside an FPDU or a DDP message. */
@@ -397,15 +384,14 @@ void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state)
 	case IWARP_QPS_ERR:
 		if (c->state == RDMAP_CONN_CLOSED)
 			return;
-		/* the owner flushes the queues itself after this call; the
-		 * bound receive too is flushed only after closed */
+		/* the owner flushes the queues itself after this call */
 		c->state = RDMAP_CONN_CLOSED;
-		if (c->ops->shutdown)
-			c->ops->shutdown(c->owner);
-		c->ops->closed(c->owner, 0, NULL);
 		if (c->have_rqe)
 			conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0,
 					  true);
+		if (c->ops->shutdown)
+			c->ops->shutdown(c->owner);
+		c->ops->closed(c->owner, 0, NULL);
 		return;
 	case IWARP_QPS_RESET:
 		if (c->state != RDMAP_CONN_CLOSED) {

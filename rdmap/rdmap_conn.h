@@ -183,23 +183,11 @@ struct rdmap_ops {
 	/* ---- state ---- */
 	/* The connection failed or ended: move the QP to ERR, flushing what
 	 * is still queued. |cause|: why (may be NULL); |received|: the peer
-	 * sent that TERMINATE; |async|: raise the matching async event
-	 * (unless error_event already raised it). Runs after closed when the
-	 * connection ended by itself. */
+	 * sent that TERMINATE; |async|: raise the matching async event. */
 	void (*set_error)(void *owner, const struct iwarp_term_cause *cause,
 			  bool received, bool async);
-	/* Optional. The connection failed (a TERMINATE sent or received, the
-	 * stream lost): raise the QP's async error event now, before closed,
-	 * as siw raises it when it handles the failure, before the CM's
-	 * disconnect and the flushes; |cause| and |received| as for
-	 * set_error, which follows with |async| true. */
-	void (*error_event)(void *owner, const struct iwarp_term_cause *cause,
-			    bool received);
-	/* Called once when the connection is over, before any WQE is
-	 * flushed (set_error follows, as siw raises the CM's disconnect
-	 * before it flushes): |err| 0 for an orderly end, else the reason;
-	 * |cause| as for set_error. Completions of WQEs that were done (and
-	 * error completions of WQEs a TERMINATE named) come before it.
+	/* Called once when the connection is over (after set_error): |err| 0
+	 * for an orderly end, else the reason; |cause| as for set_error.
 	 * The owner may destroy the conn later, not inside the callback. */
 	void (*closed)(void *owner, int err,
 		       const struct iwarp_term_cause *cause);

@@ -21,10 +21,9 @@ void conn_fail(struct rdmap_conn *c, int err, bool attach);
 void conn_fail_cause(struct rdmap_conn *c, const struct iwarp_term_cause *t);
 
 /*
- * Ends the connection now: completes what is done, asks the driver to shut
- * down, runs ops->closed, then flushes a bound receive WQE and has the
- * owner move the QP to ERR and flush the rest (async event when |async|):
- * no flush completion precedes ops->closed. Idempotent.
+ * Ends the connection now: completes what is done, fails what cannot
+ * complete any more, has the owner move the QP to ERR (async event when
+ * |async|), asks the driver to shut down, runs ops->closed. Idempotent.
  */
 void conn_finish(struct rdmap_conn *c, int err, bool async);
 

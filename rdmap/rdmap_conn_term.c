@@ -19,10 +19,8 @@ static void conn_start_term(struct rdmap_conn *c)
 	c->cause_valid = true;
 	conn_rx_release(c); /* input is discarded from now on */
 	/* a receive WQE bound to the failed message completes now, with the
-	 * status of the failure (e.g. LOC_LEN_ERR for "message too long");
-	 * one that is merely flushed waits for conn_finish, so that no flush
-	 * completion precedes ops->closed */
-	if (c->have_rqe && c->cur.rqe_status != IWARP_WC_WR_FLUSH_ERR)
+	 * status of the failure (e.g. LOC_LEN_ERR for "message too long") */
+	if (c->have_rqe)
 		conn_rqe_complete(c, c->cur.rqe_status, 0, 0, 0, true);
 	if (c->tx_busy)
 		c->drop_unsent = true;
@@ -166,7 +164,8 @@ void conn_term_received(struct rdmap_conn *c, const struct rdmap_term *t)
 			}
 		}
 	}
-	/* RFC 5040 §5.4: the stream is terminated; no reply. A receive WQE
-	 * still bound is flushed by conn_finish, after ops->closed */
+	if (c->have_rqe)
+		conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0, true);
+	/* RFC 5040 §5.4: the stream is terminated; no reply */
 	conn_finish(c, -ECONNABORTED, true);
 }

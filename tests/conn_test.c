@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,12 +41,6 @@ struct side {
 	size_t wire_len, wire_cap, delivered;
 	bool shut, eof;
 	int closes, close_err;
-	/* poll_at_close: on_close polls the CQ and counts what it finds */
-	bool poll_at_close;
-	int polled_at_close, flushed_at_close;
-	bool async_at_close; /* an async event was queued when on_close ran */
-	bool post_at_close;  /* on_close posts Send 99 (after polling) */
-	enum iwarp_qp_state state_at_close;
 	bool have_cause;
 	struct iwarp_term_cause cause;
 	uint64_t flip_at; /* corrupt the octet at this wire offset (or ~0) */
@@ -59,10 +52,6 @@ struct pair {
 	int chunk_mode; /* 0 random, 1 one octet, 2 whole */
 };
 
-static int post_send(struct side *s, uint64_t id, enum iwarp_wr_opcode op,
-		     unsigned int flags, size_t off, uint32_t len,
-		     uint64_t raddr, uint32_t rkey, int nsge);
-
 static void on_close(void *arg, int err, const struct iwarp_term_cause *c)
 {
 	struct side *s = arg;
@@ -72,27 +61,6 @@ static void on_close(void *arg, int err, const struct iwarp_term_cause *c)
 	s->have_cause = c != NULL;
 	if (c)
 		s->cause = *c;
-	if (s->poll_at_close) {
-		struct pollfd pfd = {.fd = iwarp_async_fd(s->ctx),
-				     .events = POLLIN};
-		struct iwarp_wc wc[16];
-		int n, i;
-
-		/* queued already, or not: nothing else would queue it */
-		s->async_at_close = poll(&pfd, 1, 0) == 1;
-		s->state_at_close = cmt_qp_state(s->qp);
-
-		while ((n = iwarp_poll_cq(s->cq, 16, wc)) > 0) {
-			s->polled_at_close += n;
-			for (i = 0; i < n; i++)
-				s->flushed_at_close +=
-					wc[i].status == IWARP_WC_WR_FLUSH_ERR;
-		}
-		ck_assert_int_eq(n, 0);
-	}
-	if (s->post_at_close)
-		ck_assert_int_eq(
-			post_send(s, 99, IWARP_WR_SEND, 0, 0, 10, 0, 0, 1), 0);
 }
 
 static void io_shutdown(void *arg)
@@ -1013,128 +981,6 @@ START_TEST(test_responder_waits)
 }
 END_TEST
 
-/*
- * The connection ends (_i: 0 peer EOF, 1 reset, 2 a TERMINATE received,
- * 3 a TERMINATE sent, 4 the application moves the QP to ERR while a
- * receive is bound to a Send half received): on_close, where the CM
- * raises DISCONNECTED, runs before any WQE is flushed, as the kernel's
- * siw raises the disconnect before it flushes; the flushes follow at once.
- */
-START_TEST(test_closed_before_flush)
-{
-	struct iwarp_qp_attr at;
-	struct iwarp_wc wc[16];
-	struct neg_opts o;
-	struct pair p;
-	int i, n, flushed = 0;
-
-	mem_start = iw_mem_outstanding();
-	neg_default(&o);
-	if (_i == 4)
-		o.fpdu_max = 64; /* a 90-octet Send takes several FPDUs */
-	pair_open(&p, &o, 40 + (uint64_t)_i);
-	p.a.poll_at_close = true;
-	/* a Send the application posts when it learns of the end (before
-	 * the flushes) is flushed after the ones posted before it */
-	p.a.post_at_close = _i >= 1 && _i <= 3;
-	for (i = 0; i < 3; i++)
-		post_recv(&p.a, 70 + (uint64_t)i, 0, 100, 1);
-	switch (_i) {
-	case 0:
-	case 1:
-		/* never offered to the peer: flushed */
-		for (i = 0; i < 2; i++)
-			ck_assert_int_eq(post_send(&p.a, 80 + (uint64_t)i,
-						   IWARP_WR_SEND, 0, 0, 100, 0,
-						   0, 1),
-					 0);
-		qp_conn_closed(p.a.conn, _i ? -ECONNRESET : 0);
-		break;
-	case 2:
-		/* a Write to a key b does not know: b's TERMINATE ends a */
-		ck_assert_int_eq(post_send(&p.a, 80, IWARP_WR_RDMA_WRITE, 0, 0,
-					   100, addr_of(&p.b, 0),
-					   p.b.mr->rkey ^ 0x01, 1),
-				 0);
-		pump(&p);
-		break;
-	case 4:
-		/* b's 90-octet Send, of which a takes the first FPDU and a
-		 * little more, one octet at a time: the receive 70 is bound
-		 * to it */
-		post_recv(&p.b, 90, 0, 100, 1);
-		ck_assert_int_eq(
-			post_send(&p.a, 81, IWARP_WR_SEND, 0, 0, 10, 0, 0, 1),
-			0);
-		pump(&p);
-		ck_assert_int_eq(poll_all(&p.a, wc, 16), 1); /* the Send */
-		ck_assert_int_eq(
-			post_send(&p.b, 82, IWARP_WR_SEND, 0, 0, 90, 0, 0, 1),
-			0);
-		while (pump_tx(&p, &p.b))
-			;
-		p.chunk_mode = 1;
-		for (i = 0; i < 70; i++)
-			ck_assert(pump_rx(&p, &p.b, &p.a));
-		ck_assert_int_eq(poll_all(&p.a, wc, 16), 0);
-		memset(&at, 0, sizeof(at));
-		at.qp_state = IWARP_QPS_ERR;
-		ck_assert_int_eq(iwarp_modify_qp(p.a.qp, &at, IWARP_QP_STATE),
-				 0);
-		break;
-	default:
-		/* the same from b (a responder sends after the initiator's
-		 * first FPDU): a sends the TERMINATE, then ends */
-		post_recv(&p.b, 90, 0, 100, 1);
-		ck_assert_int_eq(
-			post_send(&p.a, 81, IWARP_WR_SEND, 0, 0, 10, 0, 0, 1),
-			0);
-		pump(&p);
-		ck_assert_int_eq(post_send(&p.b, 80, IWARP_WR_RDMA_WRITE, 0, 0,
-					   100, addr_of(&p.a, 0),
-					   p.a.mr->rkey ^ 0x01, 1),
-				 0);
-		pump(&p);
-		break;
-	}
-	ck_assert_int_eq(p.a.closes, 1);
-	ck_assert_int_eq(cmt_qp_state(p.a.qp), IWARP_QPS_ERR);
-	ck_assert_int_eq(p.a.flushed_at_close, 0);
-	n = poll_all(&p.a, wc, 16);
-	for (i = 0; i < n; i++)
-		flushed += wc[i].status == IWARP_WC_WR_FLUSH_ERR;
-	ck_assert_int_eq(flushed, (_i < 2 ? 5 : 3) + p.a.post_at_close);
-	if (p.a.post_at_close) {
-		for (i = n - 1; wc[i].opcode == IWARP_WC_RECV; i--)
-			;
-		ck_assert_uint_eq(wc[i].wr_id, 99); /* the last send */
-		ck_assert_int_eq(wc[i].status, IWARP_WC_WR_FLUSH_ERR);
-	}
-	/* a failure's async event comes before on_close (siw's order: the
-	 * event when the failure is handled, then the disconnect, then the
-	 * flushes); an orderly end or the application's ERR raises none */
-	ck_assert_int_eq(p.a.async_at_close, _i >= 1 && _i <= 3);
-	/* with the event the QP is in ERR (an application that reads it
-	 * then finds it so); an orderly end moves it with the flush */
-	if (_i >= 1 && _i <= 3)
-		ck_assert_int_eq(p.a.state_at_close, IWARP_QPS_ERR);
-	if (p.a.async_at_close) {
-		struct iwarp_async_event ev;
-
-		ck_assert_int_eq(iwarp_get_async_event(p.a.ctx, &ev), 0);
-		/* the TERMINATE, b's (2) or a's (3), names a bad STag */
-		ck_assert_int_eq(ev.event_type,
-				 _i >= 2 ? IWARP_EVENT_QP_ACCESS_ERR
-					 : IWARP_EVENT_QP_FATAL);
-		iwarp_ack_async_event(&ev);
-	}
-	if (_i == 4)
-		ck_assert_uint_eq(wc[0].wr_id, 70); /* the bound one first */
-	pair_close(&p);
-	ck_assert_int_eq(iw_mem_outstanding(), mem_start);
-}
-END_TEST
-
 /* Connection loss flushes everything outstanding. */
 START_TEST(test_flush_on_close)
 {
@@ -1306,7 +1152,6 @@ Suite *conn_suite(void)
 	tcase_add_loop_test(tc, test_p2p_rtr, 0, 2);
 	tcase_add_test(tc, test_responder_waits);
 	tcase_add_test(tc, test_flush_on_close);
-	tcase_add_loop_test(tc, test_closed_before_flush, 0, 5);
 	tcase_add_test(tc, test_local_prot_error);
 	tcase_add_test(tc, test_ird_overflow);
 	tcase_add_test(tc, test_ord_fence);

@@ -168,9 +168,7 @@ struct sp_close_arg {
 static struct sp_close_arg close_args[2];
 
 /* After on_close (engine thread): release the datapath as the CM does, so
- * the transport is closed (FIN, or reset) and the peer learns of it. The
- * side counts as closed from here: on_close runs before the QP moves to
- * ERR and is flushed, this after both. */
+ * the transport is closed (FIN, or reset) and the peer learns of it. */
 static void sp_reap(void *arg)
 {
 	struct sp_close_arg *a = arg;
@@ -178,10 +176,6 @@ static void sp_reap(void *arg)
 
 	qp_conn_destroy(s->conn);
 	s->conn = NULL;
-	pthread_mutex_lock(&a->p->lock);
-	s->closed = true;
-	pthread_cond_broadcast(&a->p->cond);
-	pthread_mutex_unlock(&a->p->lock);
 }
 
 static void sp_on_close(void *arg, int err, const struct iwarp_term_cause *c)
@@ -190,10 +184,12 @@ static void sp_on_close(void *arg, int err, const struct iwarp_term_cause *c)
 	struct sp_side *s = &a->p->s[a->i];
 
 	pthread_mutex_lock(&a->p->lock);
+	s->closed = true;
 	s->close_err = err;
 	s->have_cause = c != NULL;
 	if (c)
 		s->cause = *c;
+	pthread_cond_broadcast(&a->p->cond);
 	pthread_mutex_unlock(&a->p->lock);
 	/* qp_conn_destroy may not run inside on_close */
 	ck_assert_int_eq(engine_call(a->p->ctx->engine, sp_reap, a), 0);

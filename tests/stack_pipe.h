@@ -27,8 +27,7 @@ struct sp_side {
 	struct st_cq cq;
 	struct qp_conn *conn;
 	struct sp_tap *tap;
-	/* under sp_pair.lock: |closed| once the datapath was released after
-	 * on_close (the QP is in ERR, flushed); the rest set by on_close */
+	/* set by on_close (engine thread), under sp_pair.lock */
 	bool closed;
 	int close_err;
 	bool have_cause;
@@ -59,7 +58,7 @@ void sp_open(struct sp_pair *p, const struct sp_opts *o);
 
 /*
  * Waits (bounded by |ms|) until side |i|'s connection is over (on_close
- * ran, then the QP moved to ERR and was flushed). Returns true when it is.
+ * ran). Returns true when it is.
  */
 bool sp_wait_closed(struct sp_pair *p, int i, int ms);
 

@@ -252,7 +252,6 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 		qp->rq_head = qp->rq_tail = 0;
 		qp->term_valid = false;
 		qp->term_received = false;
-		qp->error_event_raised = false;
 		memset(&qp->term, 0, sizeof(qp->term));
 		__atomic_store_n(&pub->state, IWARP_QPS_RESET,
 				 __ATOMIC_RELEASE);

@@ -118,16 +118,11 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 {
 	struct iwarp_wc wc;
 	struct iw_wqe *w;
-	bool was_err, raised;
+	bool was_err;
 	int rc = 0;
 
 	pthread_mutex_lock(&qp->lock);
-	/* a failure whose event qp_error_event_raise raised is this one:
-	 * its QP is in ERR since, but the flush and the SRQ's
-	 * LAST_WQE_REACHED are still to come */
-	raised = qp->error_event_raised;
-	qp->error_event_raised = false;
-	was_err = qp->pub.state == IWARP_QPS_ERR && !raised;
+	was_err = qp->pub.state == IWARP_QPS_ERR;
 	__atomic_store_n(&qp->pub.state, IWARP_QPS_ERR, __ATOMIC_RELEASE);
 	if (term && !qp->term_valid) {
 		qp->term = *term;
@@ -154,32 +149,11 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 	pthread_mutex_unlock(&qp->lock);
 	if (!async || was_err)
 		return rc;
-	if (!raised)
-		qp_event(qp, qp_error_event(qp->term_valid ? &qp->term : NULL),
-			 qp->term_valid ? &qp->term : NULL);
+	qp_event(qp, qp_error_event(qp->term_valid ? &qp->term : NULL),
+		 qp->term_valid ? &qp->term : NULL);
 	if (qp->pub.srq)
 		qp_event(qp, IWARP_EVENT_QP_LAST_WQE_REACHED, NULL);
 	return rc;
-}
-
-void qp_error_event_raise(struct iw_qp *qp, const struct iwarp_term_cause *term)
-{
-	pthread_mutex_lock(&qp->lock);
-	if (qp->error_event_raised || qp->pub.state == IWARP_QPS_ERR) {
-		pthread_mutex_unlock(&qp->lock);
-		return;
-	}
-	qp->error_event_raised = true;
-	/* an application that reads the QP when it gets the event finds it
-	 * in ERR (its flushes follow with qp_set_error) */
-	__atomic_store_n(&qp->pub.state, IWARP_QPS_ERR, __ATOMIC_RELEASE);
-	if (term && !qp->term_valid) {
-		qp->term = *term;
-		qp->term_valid = true;
-	}
-	pthread_mutex_unlock(&qp->lock);
-	qp_event(qp, qp_error_event(qp->term_valid ? &qp->term : NULL),
-		 qp->term_valid ? &qp->term : NULL);
 }
 
 void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,

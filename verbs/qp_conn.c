@@ -167,36 +167,20 @@ static int ops_sq_fail_one(void *owner, enum iwarp_wc_status status,
 
 /* ---- state ---- */
 
-/* The conn's QP (NULL once detached), marked as having received the
- * TERMINATE when |received|. */
-static struct iw_qp *conn_failed_qp(struct qp_conn *conn, bool received)
+static void ops_set_error(void *owner, const struct iwarp_term_cause *cause,
+			  bool received, bool async)
 {
+	struct qp_conn *conn = owner;
 	struct iw_qp *qp = conn->qp;
 
-	if (qp && received) {
+	if (!qp)
+		return;
+	if (received) {
 		pthread_mutex_lock(&qp->lock);
 		qp->term_received = true;
 		pthread_mutex_unlock(&qp->lock);
 	}
-	return qp;
-}
-
-static void ops_set_error(void *owner, const struct iwarp_term_cause *cause,
-			  bool received, bool async)
-{
-	struct iw_qp *qp = conn_failed_qp(owner, received);
-
-	if (qp)
-		qp_set_error(qp, cause, async);
-}
-
-static void ops_error_event(void *owner, const struct iwarp_term_cause *cause,
-			    bool received)
-{
-	struct iw_qp *qp = conn_failed_qp(owner, received);
-
-	if (qp)
-		qp_error_event_raise(qp, cause);
+	qp_set_error(qp, cause, async);
 }
 
 static void ops_closed(void *owner, int err,
@@ -266,7 +250,6 @@ static const struct rdmap_ops qp_conn_ops = {
 	.sq_complete = ops_sq_complete,
 	.sq_fail_one = ops_sq_fail_one,
 	.set_error = ops_set_error,
-	.error_event = ops_error_event,
 	.closed = ops_closed,
 	.kick_tx = ops_kick_tx,
 	.shutdown = ops_shutdown,

@@ -42,14 +42,8 @@
 struct endpoint;
 
 /*
- * Called once when the connection is over: when it ended by itself (peer
- * EOF or reset, a TERMINATE sent or received) before the QP moves to ERR
- * and its WQEs are flushed, so the CM's DISCONNECTED is queued before the
- * first flush completion can be polled (as the kernel's siw orders it);
- * when the application moved the QP to ERR, before the flush that
- * follows. The flush comes right after the callback returns, on the same
- * thread.
- * |err|: 0 for an orderly end (peer EOF, local
+ * Called once when the connection is over, after the QP moved to ERR (all
+ * WQEs completed or flushed). |err|: 0 for an orderly end (peer EOF, local
  * disconnect), else the reason (-errno of the transport, or an enum
  * iwarp_error; -ECONNABORTED when a TERMINATE ended it, see |cause|).
  * |cause|: the TERMINATE sent or received (qp->term_received tells

@@ -213,34 +213,29 @@ int qp_post_send(struct iwarp_qp *pub, struct iwarp_send_wr *wr,
 {
 	struct iw_qp *qp;
 	uint64_t total;
-	bool in_err, flush, posted = false;
+	bool flush, posted = false;
 	int err = 0;
 
 	if (!pub || !wr || !bad_wr)
 		return -EINVAL;
 	qp = qp_from_pub(pub);
 	pthread_mutex_lock(&qp->lock);
-	/* In ERR a WR completes at once, flushed; but while the flush of a
-	 * failure is still to come (the QP went to ERR with its async
-	 * event, qp_error_event_raise) it joins the queue, so that it is
-	 * flushed after the WRs posted before it. */
-	in_err = pub->state == IWARP_QPS_ERR;
-	flush = in_err && !qp->error_event_raised;
-	if (!in_err && pub->state != IWARP_QPS_RTS &&
+	flush = pub->state == IWARP_QPS_ERR;
+	if (!flush && pub->state != IWARP_QPS_RTS &&
 	    pub->state != IWARP_QPS_SQD)
 		err = -EINVAL;
 	for (; wr && !err; wr = wr->next) {
 		err = send_wr_check(qp, wr, &total, bind_type);
 		if (err)
 			break;
-		if (!in_err && wr->opcode == IWARP_WR_RDMA_READ &&
+		if (!flush && wr->opcode == IWARP_WR_RDMA_READ &&
 		    qp_read_refused(qp)) {
 			err = -EINVAL;
 			break;
 		}
 		/* RFC 7306 needs both sides to have asked (iwarp(7)); atomics
 		 * take an ORD credit like a Read */
-		if (!in_err && rdmap_wr_is_ext(wr->opcode) &&
+		if (!flush && rdmap_wr_is_ext(wr->opcode) &&
 		    (!qp->rdmap_ext ||
 		     (rdmap_wr_is_atomic(wr->opcode) && qp_read_refused(qp)))) {
 			err = qp->rdmap_ext ? -EINVAL : -EOPNOTSUPP;
@@ -283,8 +278,7 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub, struct iwarp_recv_wr *wr,
 		return -EINVAL;
 	qp = qp_from_pub(pub);
 	pthread_mutex_lock(&qp->lock);
-	/* as for sends: queued while a failure's flush is still to come */
-	flush = pub->state == IWARP_QPS_ERR && !qp->error_event_raised;
+	flush = pub->state == IWARP_QPS_ERR;
 	if (pub->srq || pub->state == IWARP_QPS_RESET)
 		err = -EINVAL; /* an SRQ QP has no RQ */
 	for (; wr && !err; wr = wr->next) {

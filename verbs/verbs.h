@@ -383,9 +383,8 @@ struct iw_qp {
 		term;	    /* why the QP went to ERR, if a TERMINATE did it */
 	bool term_valid;    /* |term| is set */
 	bool term_received; /* the peer sent it (set before qp_set_error) */
-	bool error_event_raised; /* qp_error_event_raise ran (engine) */
-	int access_flags; /* IWARP_QP_ACCESS_FLAGS (remote access allowed) */
-	bool rdmap_ext;	  /* RFC 7306 negotiated on the connection */
+	int access_flags;   /* IWARP_QP_ACCESS_FLAGS (remote access allowed) */
+	bool rdmap_ext;	    /* RFC 7306 negotiated on the connection */
 };
 
 /* Slot of SQ index |i| / RQ index |i| (see "Ring indices" above). */
@@ -426,16 +425,6 @@ int qp_rq_pop(struct iw_qp *qp, struct iw_rqe *out);
  */
 void qp_set_error(struct iw_qp *qp, const struct iwarp_term_cause *term,
 		  bool async);
-
-/*
- * Raises the QP's async error event for |term| (may be NULL; recorded as
- * qp_set_error records it) ahead of qp_set_error, which then raises no
- * second one: moves the QP to ERR now, the flush comes with qp_set_error.
- * No-op when the QP is in ERR already. Engine thread; once per QP. Set
- * qp->term_received first.
- */
-void qp_error_event_raise(struct iw_qp *qp,
-			  const struct iwarp_term_cause *term);
 
 /* The completion opcode of send WR opcode |op|. */
 enum iwarp_wc_opcode qp_wc_opcode(enum iwarp_wr_opcode op);
