@@ -120,6 +120,7 @@ void cm_conn_teardown(struct cm_id *id)
 	engine_timer_cancel(id->eng, &id->timer);
 	engine_timer_cancel(id->eng, &id->reap);
 	engine_timer_cancel(id->eng, &id->txopen);
+	cm_disc_cancel(id);
 	if (id->lst) {
 		engine_listener_close(id->lst);
 		id->lst = NULL;
@@ -188,11 +189,8 @@ static void cm_dp_on_close(void *arg, int err,
 
 	(void)cause; /* the QP's async event and qp->term carry it */
 	id->conn_closed = true;
-	if (id->state == CM_S_ESTABLISHED) {
-		cm_event_push(id, NULL, IWARP_CM_EVENT_DISCONNECTED, err, NULL,
-			      0, 0, 0);
-		id->disconnected = true;
-	}
+	if (id->state == CM_S_ESTABLISHED)
+		cm_disc_on_close(id, err);
 	/* qp_conn_destroy may not run inside this callback */
 	engine_timer_start(id->eng, &id->reap, 0, cm_reap_cb, id);
 }
@@ -206,7 +204,7 @@ static void cm_reap_cb(void *arg)
 		qp_conn_destroy(id->conn);
 		id->conn = NULL;
 	}
-	if (id->state == CM_S_ESTABLISHED) {
+	if (id->state == CM_S_ESTABLISHED && !cm_disc_reaped(id)) {
 		id->state = CM_S_CLOSED;
 		cm_event_push(id, NULL, IWARP_CM_EVENT_TIMEWAIT_EXIT, 0, NULL,
 			      0, 0, 0);
@@ -785,6 +783,7 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	c->eng = l->eng;
 	c->grace_ms = l->grace_ms;
 	c->resp_wait_ms = l->resp_wait_ms;
+	c->disc_hold_ms = l->disc_hold_ms;
 	if (l->tls) {
 		c->tls = l->tls; /* accepted ids inherit the listener's TLS */
 		io_tls_ctx_ref(c->tls);
@@ -792,6 +791,7 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	engine_timer_init(&c->timer);
 	engine_timer_init(&c->reap);
 	engine_timer_init(&c->txopen);
+	engine_timer_init(&c->dischold);
 	if (peer && peer_len <= sizeof(c->pub.dst_addr))
 		memcpy(&c->pub.dst_addr, peer, peer_len);
 	len = sizeof(c->pub.src_addr);
@@ -1012,7 +1012,10 @@ int cm_conn_disconnect(struct cm_id *id)
 		 * DISCONNECTED. The peer's datapath sees our FIN, answers
 		 * with its own and raises its DISCONNECTED.
 		 */
-		return id->conn && !id->conn_closed ? 1 : 0;
+		if (!id->conn || id->conn_closed)
+			return 0;
+		id->disc_local = true; /* ours raises at once (cm_disc.c) */
+		return 1;
 	case CM_S_CONNECTING:
 	case CM_S_MPA_REQ_SENT:
 	case CM_S_GRACE:

@@ -109,10 +109,12 @@ IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel,
 	id->eng = cm_ctx_engine(ctx);
 	id->grace_ms = (int)ctx->attr.mpa_reply_grace_ms;
 	id->resp_wait_ms = (int)ctx->attr.responder_tx_wait_ms;
+	id->disc_hold_ms = cm_disc_hold_ms();
 	id->state = CM_S_IDLE;
 	engine_timer_init(&id->timer);
 	engine_timer_init(&id->reap);
 	engine_timer_init(&id->txopen);
+	engine_timer_init(&id->dischold);
 	cm_channel_add_id(id);
 	*out = &id->pub;
 	return 0;
@@ -639,6 +641,7 @@ static int op_unlink_qp(struct cm_call *c)
 	 * longer touches the QP). A connection attempt still in flight finds
 	 * no QP when it hands over and fails with CONNECT_ERROR.
 	 */
+	cm_disc_release(id); /* its completions go with the QP */
 	if (id->conn) {
 		engine_timer_cancel(id->eng, &id->reap);
 		engine_timer_cancel(id->eng, &id->txopen);

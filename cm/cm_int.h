@@ -131,6 +131,13 @@ struct cm_id {
 	struct qp_conn *conn;	       /* datapath, once handed over */
 	bool conn_closed;	       /* the datapath's on_close ran */
 	bool disconnected;	       /* DISCONNECTED raised */
+	bool disc_local;	       /* iwarp_cm_disconnect asked for it */
+	bool disc_held;		       /* DISCONNECTED waits (cm_disc.c) */
+	bool disc_reaped;	       /* datapath gone while it waited */
+	int disc_err;		       /* its status */
+	uint32_t disc_hold_ms;	       /* its bound (cm_disc_hold_ms) */
+	uint64_t disc_since_ns;	       /* the datapath's end */
+	struct engine_timer dischold;  /* cm_disc.c */
 	struct engine_timer timer;     /* MPA deadline, grace, linger */
 	struct engine_timer reap;      /* deferred qp_conn_destroy */
 	struct engine_timer txopen;    /* responder_tx_wait_ms */
@@ -272,6 +279,35 @@ void cm_conn_teardown(struct cm_id *id);
 
 /* Frees a hidden child or an undelivered one (engine thread). */
 void cm_conn_free_child(struct cm_id *child);
+
+/* ---- cm_disc.c (engine thread) ---- */
+
+/* Longest wait of a peer's DISCONNECTED for the application to poll the
+ * completions before it (iwarp_cm_get_event(3)), and the highest value the
+ * environment may set. */
+#define CM_DISC_HOLD_MS	    100
+#define CM_DISC_HOLD_MAX_MS 60000
+
+/* The bound for new ids: IWARP_DISCONNECT_HOLD_MS (0..CM_DISC_HOLD_MAX_MS),
+ * else CM_DISC_HOLD_MS. Any thread. */
+uint32_t cm_disc_hold_ms(void);
+
+/*
+ * The datapath of |id| (ESTABLISHED) ended with status |err|: raises
+ * DISCONNECTED now, or once the completions queued before the end were
+ * polled when the peer ended it (bounded; see cm_disc.c).
+ */
+void cm_disc_on_close(struct cm_id *id, int err);
+
+/* The datapath was destroyed (cm_reap_cb): true when DISCONNECTED still
+ * waits, which then raises TIMEWAIT_EXIT after it; false: raise it now. */
+bool cm_disc_reaped(struct cm_id *id);
+
+/* Raises a waiting DISCONNECTED now (the QP goes away). */
+void cm_disc_release(struct cm_id *id);
+
+/* Drops a waiting DISCONNECTED without an event (the id goes away). */
+void cm_disc_cancel(struct cm_id *id);
 
 /* ---- cm_id.c ---- */
 

@@ -8,7 +8,8 @@ libiwarp_core_la_SOURCES += \
 	cm/cm_event.c \
 	cm/cm_ctx.c \
 	cm/cm_id.c \
-	cm/cm_conn.c
+	cm/cm_conn.c \
+	cm/cm_disc.c
 
 if HAVE_CHECK
 check_PROGRAMS += tests/cm_mpa_test tests/cm_test
@@ -34,6 +35,15 @@ TESTS += tests/cm_lifetime_test
 tests_cm_lifetime_test_SOURCES = tests/cm_lifetime_test.c
 tests_cm_lifetime_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
 tests_cm_lifetime_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
+endif
+
+# When DISCONNECTED is raised (cm_disc.c): after the completions before it.
+if HAVE_CHECK
+check_PROGRAMS += tests/cm_disc_test
+TESTS += tests/cm_disc_test
+tests_cm_disc_test_SOURCES = tests/cm_disc_test.c
+tests_cm_disc_test_CFLAGS = $(IWTEST_COMPILE_FLAGS)
+tests_cm_disc_test_LDADD = $(IWTEST_LINK) $(LIBURING_LIBS) $(PTHREAD_LIBS)
 endif
 
 # iwarp_cm_migrate_id: events moving between channels.

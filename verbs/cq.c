@@ -189,6 +189,24 @@ void cq_purge_qp(struct iw_cq *cq, uint32_t qp_num, bool keep_recv)
 	pthread_spin_unlock(&cq->lock);
 }
 
+bool cq_has_unflushed(struct iw_cq *cq, uint32_t qp_num)
+{
+	const struct iwarp_wc *wc;
+	bool found = false;
+	uint32_t i;
+
+	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_spin_lock(&cq->lock);
+	for (i = 0; i < cq->count && !found; i++) {
+		wc = &cq->ring[(cq->head + i) % cq->size];
+		found = wc->qp_num == qp_num &&
+			wc->status != IWARP_WC_WR_FLUSH_ERR;
+	}
+	pthread_spin_unlock(&cq->lock);
+	return found;
+}
+
 bool cq_overflowed(struct iw_cq *cq)
 {
 	return __atomic_load_n(&cq->overflow, __ATOMIC_ACQUIRE);

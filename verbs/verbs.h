@@ -321,6 +321,14 @@ int cq_push(struct iw_cq *cq, const struct iwarp_wc *wc, bool solicited);
  */
 void cq_purge_qp(struct iw_cq *cq, uint32_t qp_num, bool keep_recv);
 
+/*
+ * True while |cq| holds a completion of QP |qp_num| that is not a flush
+ * (IWARP_WC_WR_FLUSH_ERR): one the application has yet to poll and learn
+ * from (the CM holds a peer's DISCONNECTED meanwhile, cm/cm_disc.c).
+ * Any thread.
+ */
+bool cq_has_unflushed(struct iw_cq *cq, uint32_t qp_num);
+
 /* ---- shared receive queues and receive WQEs ---- */
 /* A receive WQE is the engine's struct rdmap_rqe (rdmap/rdmap_wr.h). */
 #define iw_rqe rdmap_rqe
