@@ -17,7 +17,10 @@
  *   self   the waiter itself (the engine's INLINE mode).
  * Prints one JSON line: context switches per message of the submitter and
  * of the waiter (getrusage RUSAGE_THREAD) and the latency from the write to
- * the waiter holding the completion (median, p99, max).
+ * the waiter holding the completion (median, p99, max). A message whose
+ * completion the waiter does not have within WAKE_MSG_TIMEOUT_S (a lost
+ * wake-up, a receive that never completes) ends the run with an error on
+ * stderr and exit status 1.
  *
  * A receive's completion work runs in the task that submitted the request
  * (with COOP_TASKRUN it is flagged to that task instead of interrupting
@@ -42,7 +45,12 @@
 
 #include "tcp_raw.h"
 
+/* How long the main thread waits for the waiter to see one message. */
+#define WAKE_MSG_TIMEOUT_S 5
+
 enum wake_submitter { SUB_SLEEP, SUB_SPIN, SUB_SELF };
+
+static const char *const wake_names[] = {"sleep", "spin", "self"};
 
 struct wake {
 	enum wake_submitter sub;
@@ -178,9 +186,22 @@ static int wake_connect(struct wake *w)
 	return 0;
 }
 
+/*
+ * Message |i| timed out. Does not return: the waiter may still be blocked
+ * in io_uring_enter on the ring and the receive buffers, so the process
+ * ends without freeing them.
+ */
+static void wake_expired(const struct wake *w, unsigned int i)
+{
+	fprintf(stderr,
+		"tcp_raw wake: submitter %s: message %u of %u: the waiter had "
+		"no completion after %d s (lost wake-up?)\n",
+		wake_names[w->sub], i + 1, w->n, WAKE_MSG_TIMEOUT_S);
+	exit(1);
+}
+
 static int wake_run(struct wake *w)
 {
-	static const char *const names[] = {"sleep", "spin", "self"};
 	pthread_t ts, tw;
 	unsigned int i;
 	int rc;
@@ -209,12 +230,19 @@ static int wake_run(struct wake *w)
 	}
 	usleep(20000);
 	for (i = 0; i < w->n; i++) {
+		uint64_t t;
+
 		usleep(1000); /* the waiter (and a sleeping submitter) asleep */
-		atomic_store(&w->t_write, now_ns());
+		t = now_ns();
+		atomic_store(&w->t_write, t);
 		if (write(w->wfd[i], "x", 1) != 1)
 			return 1;
-		while (atomic_load(&w->done) <= i)
+		while (atomic_load(&w->done) <= i) {
+			if (now_ns() - t >
+			    (uint64_t)WAKE_MSG_TIMEOUT_S * 1000000000u)
+				wake_expired(w, i);
 			usleep(20);
+		}
 	}
 	pthread_join(tw, NULL);
 	if (w->sub != SUB_SELF) {
@@ -228,7 +256,7 @@ static int wake_run(struct wake *w)
 	       "\"submitter_csw_per_msg\":%.2f,\"waiter_csw_per_msg\":%.2f,"
 	       "\"lat_median_us\":%.1f,\"lat_p99_us\":%.1f,"
 	       "\"lat_max_us\":%.1f}\n",
-	       names[w->sub], w->n, (double)w->sub_csw / w->n,
+	       wake_names[w->sub], w->n, (double)w->sub_csw / w->n,
 	       (double)w->wait_csw / w->n, w->lat_us[w->n / 2],
 	       w->lat_us[w->n * 99 / 100], w->lat_us[w->n - 1]);
 	io_uring_queue_exit(&w->ring);

@@ -217,6 +217,30 @@ static void ep_tx_pump(struct endpoint *ep)
 	ep_maybe_free(ep);
 }
 
+/* Calls the owner's rx_done(|n|); |depth| keeps |ep| alive across it. */
+static void ep_rx_done(struct endpoint *ep, size_t n)
+{
+	ep->depth++;
+	ep->ops->rx_done(ep->owner, n);
+	ep->depth--;
+}
+
+/* Hands the owner |n| octets a receive brought, counting the receive for
+ * the engine's batch accounting. */
+static void ep_rx_deliver(struct endpoint *ep, size_t n)
+{
+	engine_rx_count(ep_engine(ep));
+	ep_rx_done(ep, n);
+}
+
+/* Tells the owner the transport accepted |n| octets of its send. */
+static void ep_tx_deliver(struct endpoint *ep, size_t n)
+{
+	ep->depth++;
+	ep->ops->tx_done(ep->owner, n);
+	ep->depth--;
+}
+
 static void ep_rx_complete(void *up, ssize_t res)
 {
 	struct endpoint *ep = up;
@@ -228,21 +252,15 @@ static void ep_rx_complete(void *up, ssize_t res)
 		 * a read(2) would have returned them, so the owner places them
 		 * before closed() (the peer's last message may be among them)
 		 */
-		if (!ep->closing && res > 0) {
-			engine_rx_count(ep_engine(ep));
-			ep->depth++;
-			ep->ops->rx_done(ep->owner, (size_t)res);
-			ep->depth--;
-		}
+		if (!ep->closing && res > 0)
+			ep_rx_deliver(ep, (size_t)res);
 		ep_deliver_closed(ep);
 		ep_maybe_free(ep);
 		return;
 	}
 	if (res == -ECANCELED) {
 		/* ep_cancel_rx: nothing landed; ask the owner again */
-		ep->depth++;
-		ep->ops->rx_done(ep->owner, 0);
-		ep->depth--;
+		ep_rx_done(ep, 0);
 		ep_rx_pump(ep);
 		return;
 	}
@@ -254,12 +272,8 @@ static void ep_rx_complete(void *up, ssize_t res)
 		ep_fail(ep, (int)res);
 		return;
 	}
-	if (res > 0) {
-		engine_rx_count(ep_engine(ep));
-		ep->depth++;
-		ep->ops->rx_done(ep->owner, (size_t)res);
-		ep->depth--;
-	}
+	if (res > 0)
+		ep_rx_deliver(ep, (size_t)res);
 	ep_rx_pump(ep);
 }
 
@@ -273,11 +287,8 @@ static void ep_tx_complete(void *up, ssize_t res)
 		 * in flight: what the transport accepted still counts (a Send
 		 * completes once handed to TCP, and the peer may well have
 		 * it), so the owner hears of it before closed() */
-		if (!ep->closing && res > 0) {
-			ep->depth++;
-			ep->ops->tx_done(ep->owner, (size_t)res);
-			ep->depth--;
-		}
+		if (!ep->closing && res > 0)
+			ep_tx_deliver(ep, (size_t)res);
 		ep_deliver_closed(ep);
 		ep_maybe_free(ep);
 		return;
@@ -288,11 +299,8 @@ static void ep_tx_complete(void *up, ssize_t res)
 		ep_fail(ep, (int)res);
 		return;
 	}
-	if (res > 0) {
-		ep->depth++;
-		ep->ops->tx_done(ep->owner, (size_t)res);
-		ep->depth--;
-	}
+	if (res > 0)
+		ep_tx_deliver(ep, (size_t)res);
 	ep_tx_pump(ep);
 }
 

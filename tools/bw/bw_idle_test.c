@@ -79,6 +79,60 @@ START_TEST(spin_cases)
 }
 END_TEST
 
+/*
+ * The predicate run.c uses to skip the clock: false on a busy pass, without
+ * a channel and with nothing to wait for; true on an idle pass with a
+ * channel and a completion due, a credit wait or both.
+ */
+START_TEST(may_wait_cases)
+{
+	/* busy, have_chan, completion_due, credit_wait */
+	ck_assert_int_eq(bw_idle_may_wait(1, 1, 1, 1), 0);
+	ck_assert_int_eq(bw_idle_may_wait(1, 1, 1, 0), 0);
+	ck_assert_int_eq(bw_idle_may_wait(1, 1, 0, 1), 0);
+	ck_assert_int_eq(bw_idle_may_wait(0, 0, 1, 1), 0);
+	ck_assert_int_eq(bw_idle_may_wait(0, 0, 1, 0), 0);
+	ck_assert_int_eq(bw_idle_may_wait(0, 0, 0, 1), 0);
+	ck_assert_int_eq(bw_idle_may_wait(0, 1, 0, 0), 0);
+	ck_assert_int_eq(bw_idle_may_wait(0, 1, 1, 0), 1);
+	ck_assert_int_eq(bw_idle_may_wait(0, 1, 0, 1), 1);
+	ck_assert_int_eq(bw_idle_may_wait(0, 1, 1, 1), 1);
+}
+END_TEST
+
+/*
+ * Where the predicate is false bw_idle_next spins whatever the time (so a
+ * caller that passes 0 there loses nothing); where it holds, with no spin
+ * window, it arms or naps: the time matters there, for every combination.
+ */
+START_TEST(may_wait_matches_next)
+{
+	int bits;
+
+	for (bits = 0; bits < 16; bits++) {
+		int busy = bits & 1, chan = !!(bits & 2);
+		int due = !!(bits & 4), credit = !!(bits & 8);
+		struct bw_idle w;
+		enum bw_idle_act a;
+
+		bw_idle_init(&w, 0);
+		a = bw_idle_next(&w, 7 * US, busy, chan, due, credit);
+		if (bw_idle_may_wait(busy, chan, due, credit)) {
+			ck_assert_int_eq(a, due ? BW_IDLE_ARM : BW_IDLE_NAP);
+		} else {
+			ck_assert_int_eq(a, BW_IDLE_SPIN);
+			bw_idle_init(&w, 20 * US);
+			ck_assert_int_eq(
+				bw_idle_next(&w, 0, busy, chan, due, credit),
+				BW_IDLE_SPIN);
+			ck_assert_int_eq(bw_idle_next(&w, 1000 * US, busy, chan,
+						      due, credit),
+					 BW_IDLE_SPIN);
+		}
+	}
+}
+END_TEST
+
 static Suite *bw_idle_suite(void)
 {
 	Suite *s = suite_create("bw_idle");
@@ -88,6 +142,8 @@ static Suite *bw_idle_suite(void)
 	tcase_add_test(tc, event_wait_arms_at_once);
 	tcase_add_test(tc, credit_wait_naps);
 	tcase_add_test(tc, spin_cases);
+	tcase_add_test(tc, may_wait_cases);
+	tcase_add_test(tc, may_wait_matches_next);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,11 +10,17 @@ void bw_idle_init(struct bw_idle *w, uint64_t spin_ns)
 	w->spin_ns = spin_ns;
 }
 
+int bw_idle_may_wait(int busy, int have_chan, int completion_due,
+		     int credit_wait)
+{
+	return !busy && have_chan && (completion_due || credit_wait);
+}
+
 enum bw_idle_act bw_idle_next(struct bw_idle *w, uint64_t now, int busy,
 			      int have_chan, int completion_due,
 			      int credit_wait)
 {
-	if (busy || !have_chan || (!completion_due && !credit_wait)) {
+	if (!bw_idle_may_wait(busy, have_chan, completion_due, credit_wait)) {
 		w->since = 0;
 		w->armed = 0;
 		return BW_IDLE_SPIN;

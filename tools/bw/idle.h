@@ -36,6 +36,16 @@ struct bw_idle {
 void bw_idle_init(struct bw_idle *w, uint64_t spin_ns);
 
 /*
+ * Whether a pass may lead anywhere but BW_IDLE_SPIN: it posted and reaped
+ * nothing (!|busy|), the loop may sleep (|have_chan|) and a completion is
+ * due or a Send sender waits for credit (arguments as for bw_idle_next).
+ * bw_idle_next reads its |now| only when this holds, so a caller may skip
+ * the clock otherwise. Returns 1 or 0.
+ */
+int bw_idle_may_wait(int busy, int have_chan, int completion_due,
+		     int credit_wait);
+
+/*
  * The next step after a pass at |now| (ns): |busy| when the pass posted or
  * reaped something; |have_chan| when the loop may sleep (hybrid or event
  * wait; 0 for spin mode and INLINE progress, which only spin);

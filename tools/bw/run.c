@@ -101,7 +101,7 @@ static int idle_step(struct bw_data *d, struct bw_idle *w, int busy,
 	int rc;
 
 	/* the clock only where the policy looks at it: not on busy passes */
-	if (!busy && d->chan && (can_sleep || credit_wait))
+	if (bw_idle_may_wait(busy, d->chan != NULL, can_sleep, credit_wait))
 		now = bw_now_ns();
 	switch (bw_idle_next(w, now, busy, d->chan != NULL, can_sleep,
 			     credit_wait)) {
