@@ -60,9 +60,10 @@ struct wake {
 	double *lat_us;
 	int pipefd[2];
 	struct io_uring ring;
-	atomic_int armed; /* the receives are armed */
-	atomic_uint done; /* completions the waiter has seen */
-	atomic_int stop;  /* the spinning submitter may leave */
+	atomic_int armed;  /* the receives are armed */
+	atomic_int rx_res; /* a receive that brought no octet: its result */
+	atomic_uint done;  /* completions the waiter has seen */
+	atomic_int stop;   /* the spinning submitter may leave */
 	_Atomic uint64_t t_write;
 	int ring_rc;
 	long sub_csw, wait_csw; /* context switches while measuring */
@@ -142,6 +143,12 @@ static void *wake_waiter_main(void *arg)
 			;
 		w->lat_us[i] =
 			(double)(now_ns() - atomic_load(&w->t_write)) / 1000.0;
+		if (cqe->res <= 0) {
+			/* an error or the end of a stream is no message */
+			atomic_store(&w->rx_res, cqe->res ? cqe->res : -EPIPE);
+			io_uring_cqe_seen(&w->ring, cqe);
+			return NULL;
+		}
 		io_uring_cqe_seen(&w->ring, cqe);
 		if (i + 1 == w->n)
 			w->wait_csw = thread_csw() - csw;
@@ -200,6 +207,23 @@ static void wake_expired(const struct wake *w, unsigned int i)
 	exit(1);
 }
 
+/* Waits (bounded) until the receives are armed. */
+static void wake_wait_armed(const struct wake *w)
+{
+	uint64_t t = now_ns();
+
+	while (!atomic_load(&w->armed)) {
+		if (now_ns() - t > (uint64_t)WAKE_MSG_TIMEOUT_S * 1000000000u) {
+			fprintf(stderr,
+				"tcp_raw wake: submitter %s: the "
+				"receives were not armed after %d s\n",
+				wake_names[w->sub], WAKE_MSG_TIMEOUT_S);
+			exit(1);
+		}
+		usleep(100);
+	}
+}
+
 static int wake_run(struct wake *w)
 {
 	pthread_t ts, tw;
@@ -216,13 +240,11 @@ static int wake_run(struct wake *w)
 	if (w->sub != SUB_SELF) {
 		if (pthread_create(&ts, NULL, wake_submitter_main, w))
 			return 1;
-		while (!atomic_load(&w->armed))
-			usleep(100);
+		wake_wait_armed(w);
 	}
 	if (pthread_create(&tw, NULL, wake_waiter_main, w))
 		return 1;
-	while (!atomic_load(&w->armed))
-		usleep(100);
+	wake_wait_armed(w);
 	if (w->ring_rc < 0) {
 		fprintf(stderr, "tcp_raw wake: io_uring: %s\n",
 			strerror(-w->ring_rc));
@@ -235,9 +257,20 @@ static int wake_run(struct wake *w)
 		usleep(1000); /* the waiter (and a sleeping submitter) asleep */
 		t = now_ns();
 		atomic_store(&w->t_write, t);
-		if (write(w->wfd[i], "x", 1) != 1)
-			return 1;
+		if (write(w->wfd[i], "x", 1) != 1) {
+			fprintf(stderr, "tcp_raw wake: message %u: write: %s\n",
+				i + 1, strerror(errno));
+			exit(1); /* the threads still use the sockets */
+		}
 		while (atomic_load(&w->done) <= i) {
+			if (atomic_load(&w->rx_res)) {
+				fprintf(stderr,
+					"tcp_raw wake: message %u: receive: "
+					"%s\n",
+					i + 1,
+					strerror(-atomic_load(&w->rx_res)));
+				exit(1);
+			}
 			if (now_ns() - t >
 			    (uint64_t)WAKE_MSG_TIMEOUT_S * 1000000000u)
 				wake_expired(w, i);
