@@ -212,6 +212,17 @@ static void pair_close(struct pair *p)
 	cmt_side_close(&p->srv);
 }
 
+/* The events left after the server's DISCONNECTED (its TIMEWAIT_EXIT when
+ * |srv_timewait|; the client's two), then everything closed. */
+static void pair_finish(struct pair *p, bool srv_timewait)
+{
+	if (srv_timewait)
+		srv_ack(p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
+	cli_ack(p, IWARP_CM_EVENT_DISCONNECTED);
+	cli_ack(p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
+	pair_close(p);
+}
+
 /* The peer ends the connection while the last message waits in the CQ:
  * DISCONNECTED comes after it was polled, not before. */
 START_TEST(test_held_until_polled)
@@ -245,10 +256,7 @@ START_TEST(test_hold_zero_raises_at_once)
 	ck_assert(cmt_ch_ready(p.srv.ch, 0));
 	srv_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
 	srv_poll_message(&p); /* still there: nothing lost */
-	srv_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	cli_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
-	cli_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	pair_close(&p);
+	pair_finish(&p, true);
 }
 END_TEST
 
@@ -272,10 +280,7 @@ START_TEST(test_flushes_not_waited_for)
 	ck_assert_int_eq(wc[1].status, IWARP_WC_WR_FLUSH_ERR);
 	ck_assert_uint_eq(wc[0].wr_id, 101);
 	ck_assert_uint_eq(wc[1].wr_id, 102);
-	srv_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	cli_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
-	cli_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	pair_close(&p);
+	pair_finish(&p, true);
 }
 END_TEST
 
@@ -290,10 +295,7 @@ START_TEST(test_own_disconnect_not_held)
 	ck_assert_int_eq(iwarp_cm_disconnect(p.s), 0);
 	srv_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
 	srv_poll_message(&p);
-	srv_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	cli_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
-	cli_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	pair_close(&p);
+	pair_finish(&p, true);
 }
 END_TEST
 
@@ -311,10 +313,7 @@ START_TEST(test_bound)
 	srv_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
 	ck_assert_uint_ge(engine_now_ns() - t0, 300u * 1000000u);
 	srv_poll_message(&p);
-	srv_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	cli_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
-	cli_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	pair_close(&p);
+	pair_finish(&p, true);
 }
 END_TEST
 
@@ -336,9 +335,7 @@ START_TEST(test_destroy_releases)
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	ck_assert_int_eq(iwarp_cm_destroy_id(p.s), 0);
 	p.s = NULL;
-	cli_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
-	cli_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	pair_close(&p);
+	pair_finish(&p, false);
 }
 END_TEST
 
@@ -359,9 +356,7 @@ START_TEST(test_destroy_id_drops_held)
 	p.s = NULL;
 	ck_assert_int_ge(iwarp_progress(p.srv.ctx), 0);
 	ck_assert_int_eq(iwarp_destroy_qp(qp), 0); /* the id left it to us */
-	cli_ack(&p, IWARP_CM_EVENT_DISCONNECTED);
-	cli_ack(&p, IWARP_CM_EVENT_TIMEWAIT_EXIT);
-	pair_close(&p);
+	pair_finish(&p, false);
 	ck_assert_int_eq(iw_mem_outstanding(), base);
 }
 END_TEST
