@@ -844,7 +844,10 @@ run_group() {   # run_group GROUP INDEX...
 	fi
 	# one boot serves the group; a guest kernel crash (siw bugs: e.g.
 	# BUG_ON in iw_cm) fails the case that caused it and the next case
-	# gets a fresh boot instead of a dead guest
+	# gets a fresh boot instead of a dead guest. A guest that does not come
+	# up is booted once more: the emulator has hung before the guest's
+	# first console line (no output in 180 s, where a boot takes 7 s), and
+	# the next boot of the same image came up at once
 	local boot=0 booted=() j
 	for i in "$@"; do
 		if [ -z "$GUEST_PID" ] || guest_crashed; then
@@ -854,7 +857,9 @@ run_group() {   # run_group GROUP INDEX...
 			fi
 			booted=()
 			boot=$((boot + 1))
-			if ! boot_guest "$gd" "$boot" "$knobs" "${fw[@]}"; then
+			if ! boot_guest "$gd" "$boot" "$knobs" "${fw[@]}" &&
+				! { boot=$((boot + 1)) && say "  booting a fresh guest once more" &&
+					boot_guest "$gd" "$boot" "$knobs" "${fw[@]}"; }; then
 				for j in "$@"; do
 					[ -n "${CASE_RUNRES[${C_NAME[$j]}]:-}" ] && continue
 					CASE_RUNRES[${C_NAME[$j]}]=FAIL CASE_DETAIL[${C_NAME[$j]}]="guest did not boot" CASE_DUR[${C_NAME[$j]}]=0
