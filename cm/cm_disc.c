@@ -15,38 +15,20 @@
  *
  * So when the peer ended the connection, DISCONNECTED waits until the QP's
  * completions other than flushes have left its CQs (polled, or purged by
- * iwarp_destroy_qp), at most CM_DISC_HOLD_MS (environment
- * IWARP_DISCONNECT_HOLD_MS, 0 = never wait). Flushes are not waited for:
- * they tell nothing the event does not. A close the
+ * iwarp_destroy_qp), at most id->disc_hold_ms (the context's
+ * IWARP_DISCONNECT_HOLD_MS, default 100, 0 = never wait). Flushes are not
+ * waited for: they tell nothing the event does not. A close the
  * application asked for (iwarp_cm_disconnect) raises DISCONNECTED at once:
  * the application is waiting for it. TIMEWAIT_EXIT always follows
  * DISCONNECTED. Engine thread throughout.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <stdlib.h>
-
 #include "cm/cm_int.h"
 #include "verbs/verbs.h"
 
 /* How often the CQs are looked at while DISCONNECTED waits. */
 #define CM_DISC_POLL_MS 1
-
-uint32_t cm_disc_hold_ms(void)
-{
-	const char *v = getenv("IWARP_DISCONNECT_HOLD_MS");
-	char *end;
-	long n;
-
-	if (!v)
-		return CM_DISC_HOLD_MS;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno || end == v || *end || n < 0 || n > CM_DISC_HOLD_MAX_MS)
-		return CM_DISC_HOLD_MS;
-	return (uint32_t)n;
-}
 
 static bool cm_disc_drained(const struct cm_id *id)
 {
@@ -61,9 +43,15 @@ static bool cm_disc_drained(const struct cm_id *id)
 	       !cq_has_unflushed(cq_from_pub(qp->recv_cq), qp->qp_num);
 }
 
+/* DISCONNECTED waits exactly while the poll timer is armed: cm_disc_check
+ * either re-arms it or raises, and raising disarms it. */
+static bool cm_disc_held(const struct cm_id *id)
+{
+	return engine_timer_armed(&id->dischold);
+}
+
 static void cm_disc_raise(struct cm_id *id)
 {
-	id->disc_held = false;
 	engine_timer_cancel(id->eng, &id->dischold);
 	cm_event_push(id, NULL, IWARP_CM_EVENT_DISCONNECTED, id->disc_err, NULL,
 		      0, 0, 0);
@@ -97,13 +85,12 @@ void cm_disc_on_close(struct cm_id *id, int err)
 		return;
 	}
 	id->disc_since_ns = engine_now_ns();
-	id->disc_held = true;
 	cm_disc_check(id);
 }
 
 bool cm_disc_reaped(struct cm_id *id)
 {
-	if (!id->disc_held)
+	if (!cm_disc_held(id))
 		return false;
 	id->disc_reaped = true;
 	return true;
@@ -111,12 +98,11 @@ bool cm_disc_reaped(struct cm_id *id)
 
 void cm_disc_release(struct cm_id *id)
 {
-	if (id->disc_held)
+	if (cm_disc_held(id))
 		cm_disc_raise(id);
 }
 
 void cm_disc_cancel(struct cm_id *id)
 {
-	id->disc_held = false;
 	engine_timer_cancel(id->eng, &id->dischold);
 }

@@ -109,7 +109,7 @@ IWARP_EXPORT int iwarp_cm_create_id(struct iwarp_event_channel *channel,
 	id->eng = cm_ctx_engine(ctx);
 	id->grace_ms = (int)ctx->attr.mpa_reply_grace_ms;
 	id->resp_wait_ms = (int)ctx->attr.responder_tx_wait_ms;
-	id->disc_hold_ms = cm_disc_hold_ms();
+	id->disc_hold_ms = ctx->disc_hold_ms;
 	id->state = CM_S_IDLE;
 	engine_timer_init(&id->timer);
 	engine_timer_init(&id->reap);

@@ -131,24 +131,23 @@ struct cm_id {
 	struct qp_conn *conn;	       /* datapath, once handed over */
 	bool conn_closed;	       /* the datapath's on_close ran */
 	bool disconnected;	       /* DISCONNECTED raised */
-	bool disc_local;	       /* iwarp_cm_disconnect asked for it */
-	bool disc_held;		       /* DISCONNECTED waits (cm_disc.c) */
-	bool disc_reaped;	       /* datapath gone while it waited */
-	int disc_err;		       /* its status */
-	uint32_t disc_hold_ms;	       /* its bound (cm_disc_hold_ms) */
-	uint64_t disc_since_ns;	       /* the datapath's end */
-	struct engine_timer dischold;  /* cm_disc.c */
-	struct engine_timer timer;     /* MPA deadline, grace, linger */
-	struct engine_timer reap;      /* deferred qp_conn_destroy */
-	struct engine_timer txopen;    /* responder_tx_wait_ms */
-	uint64_t held_since_ms;	       /* responder: first seen TX held */
-	bool held_reported;	       /* IWARP_EVENT_QP_TX_HELD raised */
-	struct cm_mpa *mpa;	       /* handshake state (allocated) */
-	uint8_t conn_ird, conn_ord;    /* connect/accept IRD/ORD */
-	uint64_t req_sent_ms;	       /* initiator: MPA Request queued */
-	uint8_t discard[64];	       /* closing: input sink */
-	struct io_tls_ctx *tls;	       /* TLS 1.3 credentials (NULL: plain
-					  TCP); children share the listener's */
+	bool disc_local;	      /* iwarp_cm_disconnect asked (set once) */
+	bool disc_reaped;	      /* datapath gone while it waited */
+	int disc_err;		      /* its status */
+	uint32_t disc_hold_ms;	      /* its bound (ctx->disc_hold_ms) */
+	uint64_t disc_since_ns;	      /* the datapath's end */
+	struct engine_timer dischold; /* cm_disc.c */
+	struct engine_timer timer;    /* MPA deadline, grace, linger */
+	struct engine_timer reap;     /* deferred qp_conn_destroy */
+	struct engine_timer txopen;   /* responder_tx_wait_ms */
+	uint64_t held_since_ms;	      /* responder: first seen TX held */
+	bool held_reported;	      /* IWARP_EVENT_QP_TX_HELD raised */
+	struct cm_mpa *mpa;	      /* handshake state (allocated) */
+	uint8_t conn_ird, conn_ord;   /* connect/accept IRD/ORD */
+	uint64_t req_sent_ms;	      /* initiator: MPA Request queued */
+	uint8_t discard[64];	      /* closing: input sink */
+	struct io_tls_ctx *tls;	      /* TLS 1.3 credentials (NULL: plain
+					 TCP); children share the listener's */
 };
 
 struct cm_event {
@@ -281,16 +280,6 @@ void cm_conn_teardown(struct cm_id *id);
 void cm_conn_free_child(struct cm_id *child);
 
 /* ---- cm_disc.c (engine thread) ---- */
-
-/* Longest wait of a peer's DISCONNECTED for the application to poll the
- * completions before it (iwarp_cm_get_event(3)), and the highest value the
- * environment may set. */
-#define CM_DISC_HOLD_MS	    100
-#define CM_DISC_HOLD_MAX_MS 60000
-
-/* The bound for new ids: IWARP_DISCONNECT_HOLD_MS (0..CM_DISC_HOLD_MAX_MS),
- * else CM_DISC_HOLD_MS. Any thread. */
-uint32_t cm_disc_hold_ms(void);
 
 /*
  * The datapath of |id| (ESTABLISHED) ended with status |err|: raises

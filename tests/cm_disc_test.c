@@ -361,21 +361,35 @@ START_TEST(test_destroy_id_drops_held)
 }
 END_TEST
 
-/* Values the environment may not set fall back to the default. */
+/* The bound a new context reads from IWARP_DISCONNECT_HOLD_MS. */
+static uint32_t env_hold_ms(const char *val)
+{
+	struct iwarp_context *ctx;
+	uint32_t ms;
+
+	if (val)
+		ck_assert_int_eq(setenv("IWARP_DISCONNECT_HOLD_MS", val, 1), 0);
+	else
+		unsetenv("IWARP_DISCONNECT_HOLD_MS");
+	ctx = iwarp_open_context(NULL);
+	ck_assert_ptr_nonnull(ctx);
+	ms = ctx->disc_hold_ms;
+	ck_assert_int_eq(iwarp_close_context(ctx), 0);
+	unsetenv("IWARP_DISCONNECT_HOLD_MS");
+	return ms;
+}
+
+/* Values the environment may not set fall back to the default (100). */
 START_TEST(test_env_values)
 {
-	ck_assert_int_eq(setenv("IWARP_DISCONNECT_HOLD_MS", "250", 1), 0);
-	ck_assert_uint_eq(cm_disc_hold_ms(), 250);
-	ck_assert_int_eq(setenv("IWARP_DISCONNECT_HOLD_MS", "0", 1), 0);
-	ck_assert_uint_eq(cm_disc_hold_ms(), 0);
-	ck_assert_int_eq(setenv("IWARP_DISCONNECT_HOLD_MS", "60001", 1), 0);
-	ck_assert_uint_eq(cm_disc_hold_ms(), CM_DISC_HOLD_MS);
-	ck_assert_int_eq(setenv("IWARP_DISCONNECT_HOLD_MS", "-1", 1), 0);
-	ck_assert_uint_eq(cm_disc_hold_ms(), CM_DISC_HOLD_MS);
-	ck_assert_int_eq(setenv("IWARP_DISCONNECT_HOLD_MS", "12ms", 1), 0);
-	ck_assert_uint_eq(cm_disc_hold_ms(), CM_DISC_HOLD_MS);
-	unsetenv("IWARP_DISCONNECT_HOLD_MS");
-	ck_assert_uint_eq(cm_disc_hold_ms(), CM_DISC_HOLD_MS);
+	ck_assert_uint_eq(env_hold_ms("250"), 250);
+	ck_assert_uint_eq(env_hold_ms("0"), 0);
+	ck_assert_uint_eq(env_hold_ms("60000"), 60000);
+	ck_assert_uint_eq(env_hold_ms("60001"), 100);
+	ck_assert_uint_eq(env_hold_ms("-1"), 100);
+	ck_assert_uint_eq(env_hold_ms("12ms"), 100);
+	ck_assert_uint_eq(env_hold_ms(""), 100);
+	ck_assert_uint_eq(env_hold_ms(NULL), 100);
 }
 END_TEST
 

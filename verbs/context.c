@@ -9,6 +9,8 @@
  * iwarp_open_context(NULL) uses exactly that; iwarp_open_context(attr) uses
  * the caller's struct as is, so a value the caller set after
  * iwarp_context_attr_init() wins over the environment.
+ * IWARP_DISCONNECT_HOLD_MS has no attribute (the public struct keeps its
+ * size): iwarp_open_context() reads it into the context itself.
  */
 #include "config.h"
 
@@ -36,6 +38,11 @@
 #define CTX_FPDU_MIN	    64 /* room for MPA + DDP + RDMAP headers and data */
 #define CTX_FPDU_MAX	    65535 /* ULPDU_Length is 16 bits (RFC 5044 §4.1) */
 #define CTX_CC_NAME_LEN	    32	  /* sizeof(ctx->cc_name) */
+/* A peer's DISCONNECTED waits for the application's polls at most this
+ * long (cm/cm_disc.c, iwarp_cm_get_event(3)); the environment may set
+ * 0..CTX_DISC_HOLD_MAX_MS. */
+#define CTX_DISC_HOLD_MS     100
+#define CTX_DISC_HOLD_MAX_MS 60000
 
 /* Maps |val| to an index of |names| (case-insensitive); -1 if none. */
 static int env_pick(const char *val, const char *const *names, int n)
@@ -103,6 +110,17 @@ static void attr_apply_env(struct iwarp_context_attr *attr)
 	v = getenv("IWARP_CC");
 	if (v && *v && strlen(v) < CTX_CC_NAME_LEN)
 		attr->congestion_control = v;
+}
+
+/* IWARP_DISCONNECT_HOLD_MS if set and in range, else CTX_DISC_HOLD_MS. */
+static uint32_t ctx_disc_hold_ms(void)
+{
+	const char *v = getenv("IWARP_DISCONNECT_HOLD_MS");
+	long n;
+
+	if (v && (n = env_number(v, 0, CTX_DISC_HOLD_MAX_MS)) >= 0)
+		return (uint32_t)n;
+	return CTX_DISC_HOLD_MS;
 }
 
 IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr)
@@ -179,6 +197,7 @@ iwarp_open_context(const struct iwarp_context_attr *attr)
 		strcpy(ctx->cc_name, ctx->attr.congestion_control);
 		ctx->attr.congestion_control = ctx->cc_name;
 	}
+	ctx->disc_hold_ms = ctx_disc_hold_ms();
 	ctx->next_handle = 1;
 	ctx->next_qp_num = 1;
 	err = -pthread_mutex_init(&ctx->lock, NULL);

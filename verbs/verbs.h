@@ -56,7 +56,8 @@ struct qp_conn; /* the QP's connection (verbs/qp_conn.h), engine thread */
 /* ---- context ---- */
 struct iwarp_context {
 	struct iwarp_context_attr attr; /* validated at open; never changes */
-	char cc_name[32]; /* attr.congestion_control points here */
+	char cc_name[32];      /* attr.congestion_control points here */
+	uint32_t disc_hold_ms; /* IWARP_DISCONNECT_HOLD_MS (cm/cm_disc.c) */
 	struct engine *engine;
 	pthread_mutex_t lock; /* object lists, handles, async queue */
 	uint32_t next_handle;
