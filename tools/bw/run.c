@@ -511,9 +511,33 @@ static int post_some(struct bw_data *d, const struct bw_opts *o,
 	}
 }
 
+static int qp_failed(struct bw_data *d, int i);
+
+/* Idle passes of a Send sender waiting for a credit between two looks at
+ * its QPs' state: a credit is an RDMA Write, no completion tells the
+ * sender that the peer went away while it waits for one. */
+#define BW_CREDIT_CHECK 256u
+
+/* 0, or -ECONNRESET (with a message) when a QP of |d| is in error. */
+static int credit_peer_check(struct bw_data *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		if (qp_failed(d, i)) {
+			fprintf(stderr,
+				" iwarp_bw: QP %d went to the error state "
+				"while waiting for the peer's credit\n",
+				i);
+			return -ECONNRESET;
+		}
+	return 0;
+}
+
 int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 	      struct bw_result *r)
 {
+	unsigned int credit_idle = 0;
 	uint64_t iters = o->iters, tot = iters * (uint64_t)d->n, posted = 0,
 		 done = 0;
 	uint64_t counted = 0, rcounted = 0;
@@ -600,6 +624,12 @@ int bw_run_bw(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 		 * tx_depth) or has posted all its iterations (the last one is
 		 * signaled), so a send completion is bound to come.
 		 */
+		if (credit_wait && !more && !got &&
+		    ++credit_idle % BW_CREDIT_CHECK == 0) {
+			rc = credit_peer_check(d);
+			if (rc < 0)
+				goto out;
+		}
 		rc = idle_step(d, &w, more || got, !recv_side && !credit_wait,
 			       !recv_side && credit_wait, d->scq, NULL);
 		if (rc < 0)
