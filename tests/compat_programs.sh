@@ -190,13 +190,30 @@ clock_failed() {
 		"$tmp/$1.c.err" "$tmp/$1.s.out" "$tmp/$1.s.err" 2>/dev/null
 }
 
+# clock_rerun NAME TRY MAX CLIENT_RC REGEX: after run TRY of pair NAME,
+# waits for its server (status in SRC_KNOWN, for finish); true (and the
+# pair is to run again) when TRY < MAX, the pair did not pass (a non-zero
+# exit, or no client line matching REGEX) and perftest's clock failed.
+clock_rerun() {
+	wait "$SPID"
+	SRC_KNOWN=$?
+	if [ "$2" -lt "$3" ] && clock_failed "$1" &&
+		{ [ "$4" -ne 0 ] || [ "$SRC_KNOWN" -ne 0 ] ||
+			! grep -Eq "$5" "$tmp/$1.c.out"; }; then
+		echo "     $1: perftest could not calibrate its clock (r^2 < 0.9), once more"
+		SRC_KNOWN=
+		return 0
+	fi
+	return 1
+}
+
 # perftest NAME PROGRAM ARGS...: server and client of one perftest
 # program over RDMA CM (-R); prints the client's result line. perftest's
 # server closes the listener of its parameter exchange and listens anew for
 # the test QP, and a client that connects in between is refused (REJECTED,
 # also on kernel iWARP); such a pair runs again on a fresh port (at most
 # six runs: under load the race was lost three times in a row), as does a
-# pair whose perftest could not calibrate its clock (clock_failed).
+# pair whose perftest could not calibrate its clock (clock_rerun).
 perftest() {
 	_n=$1 _prog=$2
 	shift 2
@@ -211,16 +228,7 @@ perftest() {
 			wait "$SPID"
 			continue
 		fi
-		wait "$SPID"
-		SRC_KNOWN=$?
-		if [ $_try -lt 6 ] && clock_failed "$_n" &&
-			{ [ $_crc -ne 0 ] || [ "$SRC_KNOWN" -ne 0 ] ||
-				! grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$tmp/$_n.c.out"; }; then
-			echo "     $_n: perftest could not calibrate its clock (r^2 < 0.9), once more"
-			SRC_KNOWN=
-			continue
-		fi
-		break
+		clock_rerun "$_n" $_try 6 $_crc '^ *[0-9]+ +[0-9]+ +[0-9.]+' || break
 	done
 	# the result line: "<bytes> <iterations> <numbers...>"
 	finish "$_n" $_crc '^ *[0-9]+ +[0-9]+ +[0-9.]+' || return
@@ -238,7 +246,7 @@ perftest() {
 # handshake (the race of the perftest pairs below), iwarp_bw's client
 # retries a refused data connection itself, 10 times 100 ms apart. The one
 # re-run: a stock program that could not calibrate its clock (see
-# clock_failed), at most three runs.
+# clock_rerun), at most three runs.
 cross_pair() {
 	_n=$1 _size=$2 _iters=$3 _srow=$4
 	shift 4
@@ -252,16 +260,7 @@ cross_pair() {
 		timeout $T "$@" -p "$PORT" -s "$_size" -n "$_iters" 127.0.0.1 \
 			>"$tmp/$_n.c.out" 2>"$tmp/$_n.c.err"
 		_crc=$?
-		wait "$SPID"
-		SRC_KNOWN=$?
-		if [ $_try -lt 3 ] && clock_failed "$_n" &&
-			{ [ $_crc -ne 0 ] || [ "$SRC_KNOWN" -ne 0 ] ||
-				! grep -Eq "$_re" "$tmp/$_n.c.out"; }; then
-			echo "     $_n: perftest could not calibrate its clock (r^2 < 0.9), once more"
-			SRC_KNOWN=
-			continue
-		fi
-		break
+		clock_rerun "$_n" $_try 3 $_crc "$_re" || break
 	done
 	finish "$_n" $_crc "$_re" || return
 	if [ "$_srow" = 1 ] && ! grep -Eq "$_re" "$tmp/$_n.s.out"; then
