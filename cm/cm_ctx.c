@@ -57,7 +57,7 @@ void cm_ctx_put_default(void)
 
 struct engine *cm_ctx_engine(struct iwarp_context *ctx)
 {
-	return ctx->engine;
+	return ctx_engine_pick(ctx);
 }
 
 void cm_ctx_mpa_params(struct iwarp_context *ctx, struct mpa_neg_params *p)

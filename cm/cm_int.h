@@ -231,7 +231,7 @@ void cm_ctx_ref_default(void);
  * thread. */
 void cm_ctx_put_default(void);
 
-/* The engine of |ctx|. */
+/* The engine for a new id of |ctx| (ctx_engine_pick: round-robin). */
 struct engine *cm_ctx_engine(struct iwarp_context *ctx);
 
 /* Fills |p| with the MPA parameters of |ctx|'s attributes. */

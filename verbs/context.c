@@ -9,8 +9,9 @@
  * iwarp_open_context(NULL) uses exactly that; iwarp_open_context(attr) uses
  * the caller's struct as is, so a value the caller set after
  * iwarp_context_attr_init() wins over the environment.
- * IWARP_DISCONNECT_HOLD_MS has no attribute (the public struct keeps its
- * size): iwarp_open_context() reads it into the context itself.
+ * IWARP_DISCONNECT_HOLD_MS and IWARP_ENGINES have no attribute (the public
+ * struct keeps its size): iwarp_open_context() reads them into the context
+ * itself.
  */
 #include "config.h"
 
@@ -43,6 +44,9 @@
  * 0..CTX_DISC_HOLD_MAX_MS. */
 #define CTX_DISC_HOLD_MS     100
 #define CTX_DISC_HOLD_MAX_MS 60000
+/* Progress engines of a context (docs/engine-threads.md): IWARP_ENGINES may
+ * set 1..IW_MAX_ENGINES; INLINE progress has exactly one. */
+#define CTX_ENGINES 1
 
 /* Maps |val| to an index of |names| (case-insensitive); -1 if none. */
 static int env_pick(const char *val, const char *const *names, int n)
@@ -123,6 +127,78 @@ static uint32_t ctx_disc_hold_ms(void)
 	return CTX_DISC_HOLD_MS;
 }
 
+/* IWARP_ENGINES if set and in range, else CTX_ENGINES; 1 for INLINE. */
+static unsigned int ctx_n_engines(const struct iwarp_context_attr *a)
+{
+	const char *v = getenv("IWARP_ENGINES");
+	long n;
+
+	if (a->progress == IWARP_PROGRESS_INLINE)
+		return 1; /* its callers drive "the" engine of the context */
+	if (v && (n = env_number(v, 1, IW_MAX_ENGINES)) > 0)
+		return (unsigned int)n;
+	return CTX_ENGINES;
+}
+
+struct engine *ctx_engine_pick(struct iwarp_context *ctx)
+{
+	unsigned int i;
+
+	if (ctx->n_engines == 1)
+		return ctx->engine;
+	i = __atomic_fetch_add(&ctx->next_engine, 1, __ATOMIC_RELAXED);
+	return ctx->engines[i % ctx->n_engines];
+}
+
+unsigned int ctx_engine_self(const struct iwarp_context *ctx)
+{
+	unsigned int i;
+
+	for (i = 1; i < ctx->n_engines; i++)
+		if (engine_in_thread(ctx->engines[i]))
+			return i;
+	return 0;
+}
+
+/* Stops and frees the engines; their conn lists are empty by then. */
+static void ctx_engines_destroy(struct iwarp_context *ctx)
+{
+	while (ctx->n_engines)
+		engine_destroy(ctx->engines[--ctx->n_engines]);
+	iw_free(ctx->engines);
+	iw_free(ctx->conns);
+}
+
+static int ctx_engines_create(struct iwarp_context *ctx)
+{
+	struct engine_attr eattr;
+	unsigned int n = ctx_n_engines(&ctx->attr);
+
+	ctx->engines = iw_calloc(n, sizeof(*ctx->engines));
+	ctx->conns = iw_calloc(n, sizeof(*ctx->conns));
+	if (!ctx->engines || !ctx->conns) {
+		ctx_engines_destroy(ctx);
+		return -ENOMEM;
+	}
+	memset(&eattr, 0, sizeof(eattr));
+	eattr.mode = (enum engine_mode)ctx->attr.progress; /* same values */
+	eattr.busy_poll_us = ctx->attr.busy_poll_us;
+	eattr.congestion_control = ctx->attr.congestion_control;
+	while (ctx->n_engines < n) {
+		struct engine *eng = engine_create(&eattr);
+
+		if (!eng) {
+			int err = errno ? -errno : -ENOMEM;
+
+			ctx_engines_destroy(ctx);
+			return err;
+		}
+		ctx->engines[ctx->n_engines++] = eng;
+	}
+	ctx->engine = ctx->engines[0];
+	return 0;
+}
+
 IWARP_EXPORT void iwarp_context_attr_init(struct iwarp_context_attr *attr)
 {
 	if (!attr)
@@ -178,7 +254,6 @@ static int attr_validate(const struct iwarp_context_attr *a)
 IWARP_EXPORT struct iwarp_context *
 iwarp_open_context(const struct iwarp_context_attr *attr)
 {
-	struct engine_attr eattr;
 	struct iwarp_context *ctx;
 	int err;
 
@@ -213,15 +288,9 @@ iwarp_open_context(const struct iwarp_context_attr *attr)
 		err = -errno;
 		goto err_fd;
 	}
-	memset(&eattr, 0, sizeof(eattr));
-	eattr.mode = (enum engine_mode)ctx->attr.progress; /* same values */
-	eattr.busy_poll_us = ctx->attr.busy_poll_us;
-	eattr.congestion_control = ctx->attr.congestion_control;
-	ctx->engine = engine_create(&eattr);
-	if (!ctx->engine) {
-		err = errno ? -errno : -ENOMEM;
+	err = ctx_engines_create(ctx);
+	if (err)
 		goto err_mrs;
-	}
 	return ctx;
 
 err_mrs:
@@ -249,7 +318,7 @@ IWARP_EXPORT int iwarp_close_context(struct iwarp_context *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 	if (busy)
 		return -EBUSY;
-	engine_destroy(ctx->engine);
+	ctx_engines_destroy(ctx);
 	ctx_async_purge(ctx, NULL);
 	mr_table_destroy(ctx->mrs);
 	close(ctx->async_fd);

@@ -319,11 +319,13 @@ struct qp_conn *qp_conn_create(struct iw_qp *qp,
 	conn->rc->sq_sent = qp->sq_next;
 	pthread_mutex_unlock(&qp->lock);
 
+	/* created on the engine thread that will run and free it */
+	conn->list = ctx_engine_self(ctx);
 	pthread_mutex_lock(&ctx->conn_lock);
-	conn->ctx_next = ctx->conns;
-	if (ctx->conns)
-		ctx->conns->ctx_prev = conn;
-	ctx->conns = conn;
+	conn->ctx_next = ctx->conns[conn->list];
+	if (conn->ctx_next)
+		conn->ctx_next->ctx_prev = conn;
+	ctx->conns[conn->list] = conn;
 	pthread_mutex_unlock(&ctx->conn_lock);
 	return conn;
 }
@@ -358,7 +360,7 @@ void qp_conn_free(struct qp_conn *conn)
 	if (conn->ctx_prev)
 		conn->ctx_prev->ctx_next = conn->ctx_next;
 	else
-		ctx->conns = conn->ctx_next;
+		ctx->conns[conn->list] = conn->ctx_next;
 	if (conn->ctx_next)
 		conn->ctx_next->ctx_prev = conn->ctx_prev;
 	pthread_mutex_unlock(&ctx->conn_lock);
@@ -388,10 +390,10 @@ bool qp_conn_revoke_all(struct iwarp_context *ctx, uint32_t stag)
 	struct qp_conn *conn;
 	bool held = false;
 
-	/* conns are freed on this (the engine) thread only, so the list
-	 * cannot lose an element while the engine revokes */
+	/* the conns of this list are freed on this (their engine's) thread
+	 * only, so the list cannot lose an element while the engine revokes */
 	pthread_mutex_lock(&ctx->conn_lock);
-	conn = ctx->conns;
+	conn = ctx->conns[ctx_engine_self(ctx)];
 	pthread_mutex_unlock(&ctx->conn_lock);
 	while (conn) {
 		if (rdmap_conn_mem_revoke(conn->rc, stag))

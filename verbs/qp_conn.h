@@ -81,7 +81,8 @@ struct qp_conn {
 	/* closes the endpoint; calls qp_conn_free once its I/O drained */
 	void (*glue_free)(struct qp_conn *conn);
 	struct qp_conn *ctx_prev,
-		*ctx_next; /* the context's conns (conn_lock) */
+		*ctx_next; /* the context's conns[list] (conn_lock) */
+	unsigned int list; /* index of the engine that runs (and frees) it */
 };
 
 /*

@@ -265,10 +265,13 @@ static void revoke_fn(void *arg)
 void engine_mem_revoke(struct iwarp_context *ctx, uint32_t stag)
 {
 	struct revoke_call rc = {.ctx = ctx, .stag = stag};
+	unsigned int i;
 
-	if (!ctx->engine) {
+	if (!ctx->n_engines) {
 		revoke_fn(&rc);
 		return;
 	}
-	engine_call_sync(ctx->engine, revoke_fn, &rc);
+	/* each engine walks the conns it runs (docs/engine-threads.md) */
+	for (i = 0; i < ctx->n_engines; i++)
+		engine_call_sync(ctx->engines[i], revoke_fn, &rc);
 }

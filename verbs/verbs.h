@@ -58,7 +58,12 @@ struct iwarp_context {
 	struct iwarp_context_attr attr; /* validated at open; never changes */
 	char cc_name[32];      /* attr.congestion_control points here */
 	uint32_t disc_hold_ms; /* IWARP_DISCONNECT_HOLD_MS (cm/cm_disc.c) */
+	/* progress engines (IWARP_ENGINES, docs/engine-threads.md): engine
+	 * is engines[0], the one INLINE callers drive (INLINE has one) */
 	struct engine *engine;
+	struct engine **engines;
+	unsigned int n_engines;
+	unsigned int next_engine; /* round-robin pick (atomic) */
 	pthread_mutex_t lock; /* object lists, handles, async queue */
 	uint32_t next_handle;
 	uint32_t next_qp_num;
@@ -67,12 +72,28 @@ struct iwarp_context {
 	int async_fd;
 	struct iw_async_node *async_head, *async_tail;
 	/* connected QPs (verbs/qp_conn.c), also those destroyed whose I/O
-	 * has not drained yet: deregistration revokes memory from them */
+	 * has not drained yet: deregistration revokes memory from them. One
+	 * list per engine (conns[i]: the conns engines[i] runs and frees) */
 	pthread_mutex_t conn_lock;
-	struct qp_conn *conns;
+	struct qp_conn **conns;
 	/* live objects, so close can refuse with -EBUSY */
 	int n_pd, n_cq, n_qp, n_srq, n_mr, n_channel;
 };
+
+#define IW_MAX_ENGINES 64 /* IWARP_ENGINES upper bound */
+
+/*
+ * The engine for a new connection or listener: engines[] round-robin.
+ * Any thread.
+ */
+struct engine *ctx_engine_pick(struct iwarp_context *ctx);
+
+/*
+ * The index in ctx->engines of the engine whose thread calls this, or 0
+ * when no engine of |ctx| runs on it (tests driving a conn by hand, INLINE
+ * callers outside the engine).
+ */
+unsigned int ctx_engine_self(const struct iwarp_context *ctx);
 
 /* Queues an async event and signals async_fd. Any thread. */
 void ctx_async_push(struct iwarp_context *ctx,
