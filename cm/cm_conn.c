@@ -97,22 +97,61 @@ static void cm_mpa_free(struct cm_id *id)
 	id->mpa = NULL;
 }
 
-/* Unlinks a hidden child from its listener's pending list. */
-static void cm_pending_del(struct cm_id *c)
+/*
+ * A listener's pending list and counters: its hidden children may run on
+ * other engines than the listener (cm_on_accept hands accepted sockets
+ * round-robin to the context's engines), so both are used under this lock.
+ */
+static pthread_mutex_t cm_pend_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Unlinks hidden child |c| from its listener's list (cm_pend_lock held). */
+static void cm_pending_unlink(struct cm_id *c)
 {
 	struct cm_id *l = c->parent;
 
-	if (!l)
-		return;
 	if (c->p_prev)
 		c->p_prev->p_next = c->p_next;
 	else if (l->pending == c)
 		l->pending = c->p_next;
 	if (c->p_next)
 		c->p_next->p_prev = c->p_prev;
+	l->lstats.pending--;
 	c->p_prev = c->p_next = NULL;
 	c->parent = NULL;
-	l->lstats.pending--;
+}
+
+/* Unlinks a hidden child from its listener's pending list. */
+static void cm_pending_del(struct cm_id *c)
+{
+	if (!c->parent)
+		return;
+	pthread_mutex_lock(&cm_pend_lock);
+	cm_pending_unlink(c);
+	pthread_mutex_unlock(&cm_pend_lock);
+}
+
+void cm_conn_free_children(struct cm_id *l, struct engine *eng)
+{
+	struct cm_id *c;
+
+	for (;;) {
+		pthread_mutex_lock(&cm_pend_lock);
+		for (c = l->pending; c && c->eng != eng; c = c->p_next)
+			;
+		pthread_mutex_unlock(&cm_pend_lock);
+		if (!c)
+			return;
+		/* only this thread frees the children it runs */
+		cm_conn_free_child(c);
+	}
+}
+
+void cm_conn_lock_pending(bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&cm_pend_lock);
+	else
+		pthread_mutex_unlock(&cm_pend_lock);
 }
 
 void cm_conn_teardown(struct cm_id *id)
@@ -125,8 +164,7 @@ void cm_conn_teardown(struct cm_id *id)
 		engine_listener_close(id->lst);
 		id->lst = NULL;
 	}
-	while (id->pending)
-		cm_conn_free_child(id->pending);
+	cm_conn_free_children(id, id->eng); /* the others: cm_id.c */
 	if (id->creq) {
 		engine_connect_cancel(id->creq);
 		id->creq = NULL;
@@ -503,6 +541,7 @@ static void cm_publish_child(struct cm_id *c)
 	const struct cm_mpa *m = c->mpa;
 	const uint8_t *pd;
 	size_t len;
+	int rc;
 
 	pd = cm_mpa_peer_pdata(m, &len);
 	/*
@@ -513,18 +552,24 @@ static void cm_publish_child(struct cm_id *c)
 	 * event before this callback returned (its calls run on this
 	 * thread), so the child is completed below.
 	 */
-	if (cm_event_push(c, l, IWARP_CM_EVENT_CONNECT_REQUEST, 0, pd, len,
-			  (uint8_t)m->res.ird, (uint8_t)m->res.ord)) {
+	/* a migration of the listener (op_migrate, on the listener's
+	 * engine) sees the child either hidden or published on its channel */
+	pthread_mutex_lock(&cm_pend_lock);
+	rc = cm_event_push(c, l, IWARP_CM_EVENT_CONNECT_REQUEST, 0, pd, len,
+			   (uint8_t)m->res.ird, (uint8_t)m->res.ord);
+	if (rc) {
+		pthread_mutex_unlock(&cm_pend_lock);
 		cm_abort(c); /* no memory for the event: still hidden */
 		return;
 	}
-	cm_pending_del(c);
+	cm_pending_unlink(c);
 	c->state = CM_S_CONN_REQ;
 	if (l->default_ctx) {
 		cm_ctx_ref_default();
 		c->default_ctx = true;
 	}
 	cm_channel_add_id(c);
+	pthread_mutex_unlock(&cm_pend_lock);
 }
 
 /* Responder: the Request arrived (or failed). */
@@ -751,24 +796,29 @@ static void cm_fd_reset(int fd)
 	close(fd);
 }
 
-static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
-			 socklen_t peer_len)
+/* An accepted socket on its way to the engine that will run its child. */
+struct cm_handoff {
+	struct cm_id *l;
+	struct engine *eng;
+	int fd;
+	socklen_t peer_len;
+	struct sockaddr_storage peer;
+};
+
+/*
+ * Creates the hidden child of listener |l| for the accepted socket |h->fd|
+ * on engine h->eng (this thread), its place in l->pending reserved by
+ * cm_on_accept. The listener is alive: its teardown frees the children of
+ * each engine after the hand-offs queued to it (cm_id.c).
+ */
+static void cm_child_start(struct cm_handoff *h)
 {
-	struct cm_id *l = arg, *c;
+	struct cm_id *l = h->l, *c;
 	struct mpa_neg_params p;
 	socklen_t len;
 	uint32_t to;
+	int fd = h->fd;
 
-	if (fd < 0 || l->state != CM_S_LISTEN)
-		return; /* accepting ended; the listener stays until destroyed
-			 */
-	l->lstats.accepted++;
-	if (l->lstats.pending >= CM_PENDING_MAX) {
-		/* too many silent peers: reset this one at once */
-		l->lstats.refused++;
-		cm_fd_reset(fd);
-		return;
-	}
 	c = iw_calloc(1, sizeof(*c));
 	if (!c)
 		goto err_fd;
@@ -776,11 +826,9 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	if (!c->mpa)
 		goto err_free;
 	c->pub.verbs = l->pub.verbs;
-	c->pub.channel = l->pub.channel;
 	c->pub.context = l->pub.context;
 	c->pub.ps = l->pub.ps;
-	c->ch = l->ch;
-	c->eng = l->eng;
+	c->eng = h->eng;
 	c->grace_ms = l->grace_ms;
 	c->resp_wait_ms = l->resp_wait_ms;
 	c->disc_hold_ms = l->disc_hold_ms;
@@ -792,8 +840,8 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	engine_timer_init(&c->reap);
 	engine_timer_init(&c->txopen);
 	engine_timer_init(&c->dischold);
-	if (peer && peer_len <= sizeof(c->pub.dst_addr))
-		memcpy(&c->pub.dst_addr, peer, peer_len);
+	if (h->peer_len && h->peer_len <= sizeof(c->pub.dst_addr))
+		memcpy(&c->pub.dst_addr, &h->peer, h->peer_len);
 	len = sizeof(c->pub.src_addr);
 	getsockname(fd, (struct sockaddr *)&c->pub.src_addr, &len);
 
@@ -810,12 +858,14 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	if (!c->ep)
 		goto err_mpa; /* fd closed by cm_ep_create */
 	c->parent = l;
+	pthread_mutex_lock(&cm_pend_lock);
+	c->ch = l->ch; /* op_migrate moves it with the listener's */
+	c->pub.channel = l->pub.channel;
 	c->p_next = l->pending;
 	if (l->pending)
 		l->pending->p_prev = c;
 	l->pending = c;
-	if (++l->lstats.pending > l->lstats.pending_max)
-		l->lstats.pending_max = l->lstats.pending;
+	pthread_mutex_unlock(&cm_pend_lock);
 	cm_timer_deadline(c);
 	return;
 
@@ -823,11 +873,75 @@ err_mpa:
 	io_tls_ctx_unref(c->tls);
 	iw_free(c->mpa);
 	iw_free(c);
-	return;
+	goto err_unreserve;
 err_free:
 	iw_free(c);
 err_fd:
 	close(fd);
+err_unreserve:
+	pthread_mutex_lock(&cm_pend_lock);
+	l->lstats.pending--;
+	pthread_mutex_unlock(&cm_pend_lock);
+}
+
+static void cm_child_handoff_run(void *arg)
+{
+	struct cm_handoff *h = arg;
+
+	cm_child_start(h);
+	iw_free(h);
+}
+
+static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
+			 socklen_t peer_len)
+{
+	struct cm_id *l = arg;
+	struct cm_handoff local, *h = &local;
+	bool refuse;
+
+	if (fd < 0 || l->state != CM_S_LISTEN)
+		return; /* accepting ended; the listener stays until destroyed
+			 */
+	pthread_mutex_lock(&cm_pend_lock);
+	l->lstats.accepted++;
+	/* too many silent peers: reset this one at once */
+	refuse = l->lstats.pending >= CM_PENDING_MAX;
+	if (refuse)
+		l->lstats.refused++;
+	else if (++l->lstats.pending > l->lstats.pending_max)
+		l->lstats.pending_max = l->lstats.pending;
+	pthread_mutex_unlock(&cm_pend_lock);
+	if (refuse) {
+		cm_fd_reset(fd);
+		return;
+	}
+	/* the child runs on the next engine of the context (round-robin) */
+	local.eng = cm_ctx_engine(l->pub.verbs);
+	if (local.eng != l->eng) {
+		h = iw_malloc(sizeof(*h));
+		if (!h)
+			h = &local; /* no memory: the listener's engine runs it */
+		else
+			h->eng = local.eng;
+	}
+	if (h == &local)
+		h->eng = l->eng;
+	h->l = l;
+	h->fd = fd;
+	h->peer_len = 0;
+	if (peer && peer_len <= sizeof(h->peer)) {
+		memcpy(&h->peer, peer, peer_len);
+		h->peer_len = peer_len;
+	}
+	if (h == &local) {
+		cm_child_start(h);
+		return;
+	}
+	if (engine_call(h->eng, cm_child_handoff_run, h)) {
+		h->eng = l->eng;
+		cm_child_start(h);
+		iw_free(h);
+	}
 }
 
 int cm_conn_listen(struct cm_id *id, int backlog)
@@ -844,6 +958,7 @@ int cm_conn_listen(struct cm_id *id, int backlog)
 	if (err)
 		return err;
 	id->sock_held = false; /* the listener's now */
+	id->listened = true;
 	if (engine_listener_addr(id->lst, &ss, &len) == 0)
 		memcpy(&id->pub.src_addr, &ss, len);
 	id->state = CM_S_LISTEN;

@@ -141,7 +141,7 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 		  enum iwarp_cm_event_type type, int status, const uint8_t *pd,
 		  size_t len, uint8_t rr, uint8_t id_depth)
 {
-	struct cm_channel *ch = id->ch;
+	struct cm_channel *ch;
 	struct cm_event *ev;
 
 	if (id->state == CM_S_DEAD)
@@ -166,7 +166,15 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 	ev->pub.param.conn.responder_resources = rr;
 	ev->pub.param.conn.initiator_depth = id_depth;
 
-	pthread_mutex_lock(&ch->lock);
+	/* a listener's migration may move |id| (an undelivered child) to
+	 * another channel from another engine thread (cm_channel_move) */
+	for (;;) {
+		ch = __atomic_load_n(&id->ch, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&ch->lock);
+		if (__atomic_load_n(&id->ch, __ATOMIC_RELAXED) == ch)
+			break;
+		pthread_mutex_unlock(&ch->lock);
+	}
 	if (ch->tail)
 		ch->tail->next = ev;
 	else
@@ -429,7 +437,7 @@ static void ch_unlock_pair(struct cm_channel *a, struct cm_channel *b)
 static void ch_relink(struct cm_id *id, struct cm_channel *to)
 {
 	ch_unlink(id->ch, id);
-	id->ch = to;
+	__atomic_store_n(&id->ch, to, __ATOMIC_RELEASE); /* cm_event_push */
 	id->pub.channel = &to->pub;
 	ch_link(to, id);
 }

@@ -48,6 +48,7 @@ struct cm_call {
 	struct cm_listen_stats *stats;
 	struct io_tls_ctx *tls;
 	struct cm_channel *to;
+	struct engine *eng;
 };
 
 static void cm_call_run(void *arg)
@@ -137,14 +138,33 @@ static int op_teardown(struct cm_call *c)
 	return 0;
 }
 
+static int op_free_children(struct cm_call *c)
+{
+	cm_conn_free_children(c->id, c->eng);
+	return 0;
+}
+
 /* Tears |id| down on the engine and unlinks its QP (app thread). */
 static void cm_id_teardown(struct cm_id *id)
 {
+	struct iwarp_context *ctx = id->pub.verbs;
 	struct cm_call call;
+	unsigned int i;
 
 	pthread_mutex_lock(&cm_link_lock);
 	cm_call(id, &call, op_teardown);
 	pthread_mutex_unlock(&cm_link_lock);
+	/* a listener no longer accepts: its hidden children on the other
+	 * engines go there (after the hand-offs queued to them) */
+	for (i = 0; id->listened && i < ctx->n_engines; i++) {
+		if (ctx->engines[i] == id->eng)
+			continue;
+		memset(&call, 0, sizeof(call));
+		call.eng = ctx->engines[i];
+		call.id = id;
+		call.fn = op_free_children;
+		engine_call_sync(call.eng, cm_call_run, &call);
+	}
 }
 
 /* Frees an id the engine no longer runs (app thread). */
@@ -184,17 +204,20 @@ IWARP_EXPORT int iwarp_cm_destroy_id(struct iwarp_cm_id *pub)
 static int op_migrate(struct cm_call *c)
 {
 	struct cm_id *id = c->id, *h;
-	int rc = cm_channel_move(id, c->to);
+	int rc;
 
-	if (rc)
-		return rc;
+	/* a listener's children may run on other engines: none publishes
+	 * itself (cm_publish_child) while the listener moves */
+	cm_conn_lock_pending(true);
+	rc = cm_channel_move(id, c->to);
 	/* a listener's hidden children raise their CONNECT_REQUEST (and all
 	 * later events) on the listener's channel as it is then */
-	for (h = id->pending; h; h = h->p_next) {
-		h->ch = c->to;
+	for (h = id->pending; !rc && h; h = h->p_next) {
+		__atomic_store_n(&h->ch, c->to, __ATOMIC_RELEASE);
 		h->pub.channel = &c->to->pub;
 	}
-	return 0;
+	cm_conn_lock_pending(false);
+	return rc;
 }
 
 IWARP_EXPORT int iwarp_cm_migrate_id(struct iwarp_cm_id *pub,
@@ -480,7 +503,9 @@ static int op_listen(struct cm_call *c)
 
 static int op_stats(struct cm_call *c)
 {
+	cm_conn_lock_pending(true);
 	*c->stats = c->id->lstats;
+	cm_conn_lock_pending(false);
 	return 0;
 }
 

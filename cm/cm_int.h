@@ -122,6 +122,8 @@ struct cm_id {
 	int sock;		       /* TCP socket bound by bind_addr or
 					  resolve_addr: it holds the port */
 	struct listener *lst;	       /* CM_S_LISTEN */
+	bool listened;		       /* was a listener (children may run
+					  on every engine) */
 	struct cm_id *pending;	       /* listener: hidden children */
 	struct cm_id *parent;	       /* hidden child: its listener */
 	struct cm_id *p_prev, *p_next; /* listener's pending list */
@@ -270,14 +272,27 @@ int cm_conn_reject(struct cm_id *id, const uint8_t *pd, size_t len);
 int cm_conn_disconnect(struct cm_id *id);
 
 /*
- * Tears down everything |id| runs on the engine (listener and its hidden
- * children, connect, endpoint, timers, datapath): no callback or event for
- * |id| follows. Engine thread.
+ * Tears down everything |id| runs on the engine (listener and the hidden
+ * children on its engine, connect, endpoint, timers, datapath): no callback
+ * or event for |id| follows. Engine thread. A listener's children on the
+ * context's other engines go with cm_conn_free_children on each.
  */
 void cm_conn_teardown(struct cm_id *id);
 
 /* Frees a hidden child or an undelivered one (engine thread). */
 void cm_conn_free_child(struct cm_id *child);
+
+/*
+ * Frees the hidden children of listener |l| that run on |eng| (the
+ * calling engine thread). After |l| stopped accepting, this on every
+ * engine leaves |l| without children: the hand-offs already queued to an
+ * engine run before it (engine work is FIFO).
+ */
+void cm_conn_free_children(struct cm_id *l, struct engine *eng);
+
+/* Takes (|lock|) or drops the lock of every listener's pending list and
+ * counters; for op_migrate and op_stats on the listener's engine. */
+void cm_conn_lock_pending(bool lock);
 
 /* ---- cm_disc.c (engine thread) ---- */
 
