@@ -31,6 +31,7 @@
 
 #include "cm/cm_int.h"
 #include "iwarp/iwarp.h"
+#include "verbs/verbs.h"
 #include "cm_testutil.h"
 #include "testutil.h"
 #include "util/mem.h"
@@ -738,6 +739,97 @@ START_TEST(test_emfile_backoff)
 }
 END_TEST
 
+/* ---- two engines per context (IWARP_ENGINES=2) ---- */
+
+#define SPREAD_CONN   8
+#define SPREAD_SILENT 16
+
+static void engines_two(void)
+{
+	ck_assert_int_eq(setenv("IWARP_ENGINES", "2", 1), 0);
+}
+
+static void engines_default(void)
+{
+	unsetenv("IWARP_ENGINES");
+}
+
+/* How many of |ctx|'s engines run one of the |n| ids. */
+static unsigned int engines_used(struct iwarp_context *ctx,
+				 struct iwarp_cm_id **ids, int n)
+{
+	unsigned int e, used = 0;
+	int i;
+
+	for (e = 0; e < ctx->n_engines; e++)
+		for (i = 0; i < n; i++)
+			if (cm_id_from_pub(ids[i])->eng == ctx->engines[e]) {
+				used++;
+				break;
+			}
+	return used;
+}
+
+/*
+ * With two engines, a listener's children and a side's active ids run on
+ * both (round-robin), and the connections work across them. Then silent
+ * peers leave hidden children on both engines, and destroying the
+ * listener frees every one of them (each on its own engine; the block
+ * count goes back to where it was).
+ */
+START_TEST(test_engines_spread)
+{
+	static int fds[SPREAD_SILENT];
+	struct iwarp_cm_id *c[SPREAD_CONN], *child[SPREAD_CONN], *l;
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct cm_listen_stats st;
+	struct cmt_side srv, cli;
+	uint16_t port;
+	int i;
+
+	attr_race(&a);
+	a.mpa_req_timeout_ms = 60000; /* the silent peers stay pending */
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	ck_assert_uint_eq(srv.ctx->n_engines, 2);
+	l = cmt_listen(&srv, 16, &port);
+	for (i = 0; i < SPREAD_CONN; i++) {
+		c[i] = cmt_client(&cli, port, 4, WAIT_MS);
+		ck_assert_int_eq(iwarp_cm_connect(c[i], NULL), 0);
+		child[i] = take_request(&srv);
+		ck_assert_int_eq(iwarp_cm_accept(child[i], NULL), 0);
+		ack_ev(cli.ch, IWARP_CM_EVENT_ESTABLISHED);
+		ack_ev(srv.ch, IWARP_CM_EVENT_ESTABLISHED);
+	}
+	ck_assert_uint_eq(engines_used(cli.ctx, c, SPREAD_CONN), 2);
+	ck_assert_uint_eq(engines_used(srv.ctx, child, SPREAD_CONN), 2);
+	for (i = 0; i < SPREAD_SILENT; i++)
+		fds[i] = raw_connect(port);
+	st = wait_accepted(l, SPREAD_CONN + SPREAD_SILENT);
+	for (i = 0; i < WAIT_MS && st.pending < SPREAD_SILENT; i++) {
+		poll(NULL, 0, 1);
+		st = stats(l);
+	}
+	ck_assert_uint_eq(st.pending, SPREAD_SILENT);
+	ck_assert_int_eq(iwarp_cm_destroy_id(l), 0);
+	for (i = 0; i < SPREAD_SILENT; i++) {
+		ck_assert_msg(raw_closed(fds[i], WAIT_MS),
+			      "silent peer %d not closed", i);
+		close(fds[i]);
+	}
+	for (i = 0; i < SPREAD_CONN; i++) {
+		destroy_how(c[i], HOW_CM_QP);
+		destroy_how(child[i], HOW_CM_QP);
+	}
+	drain(cli.ch);
+	drain(srv.ch);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
+	wait_mem(base);
+}
+END_TEST
+
 static Suite *cm_lifetime_suite(void)
 {
 	Suite *s = suite_create("cm_lifetime");
@@ -754,6 +846,15 @@ static Suite *cm_lifetime_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_flood_pending_cap);
 	tcase_add_test(tc, test_emfile_backoff);
+	suite_add_tcase(s, tc);
+	/* the same lifetimes with a listener's children on two engines */
+	tc = tcase_create("engines");
+	tcase_set_timeout(tc, 240);
+	tcase_add_checked_fixture(tc, engines_two, engines_default);
+	tcase_add_test(tc, test_engines_spread);
+	tcase_add_loop_test(tc, test_destroy_qp_then_id, 0, 4);
+	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
+	tcase_add_test(tc, test_flood_pending_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
