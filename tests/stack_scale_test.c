@@ -2,7 +2,9 @@
  * tests/stack_scale_test.c: many QPs over the whole stack (CM + loopback
  * TCP): a shared receive queue serving several connections (with its limit
  * event), and 64 connections of one listener in one context pair with
- * traffic on all of them at once, every byte verified.
+ * traffic on all of them at once, every byte verified; both again with two
+ * engines per context (IWARP_ENGINES=2), where the QPs of one CQ, SRQ and
+ * MR table run on two threads (the TSan build checks their sharing).
  */
 #include "config.h"
 
@@ -242,12 +244,28 @@ START_TEST(test_64_qps)
 }
 END_TEST
 
+static void engines_two(void)
+{
+	ck_assert_int_eq(setenv("IWARP_ENGINES", "2", 1), 0);
+}
+
+static void engines_default(void)
+{
+	unsetenv("IWARP_ENGINES");
+}
+
 static Suite *stack_scale_suite(void)
 {
 	Suite *s = suite_create("stack_scale");
 	TCase *tc = tcase_create("scale");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_srq_shared);
+	tcase_add_loop_test(tc, test_64_qps, 0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("engines");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, engines_two, engines_default);
 	tcase_add_test(tc, test_srq_shared);
 	tcase_add_loop_test(tc, test_64_qps, 0, 2);
 	suite_add_tcase(s, tc);

@@ -320,6 +320,28 @@ static bool mr_access_ok(int have, int want)
 	return (have & want) == want;
 }
 
+/*
+ * Copies entry |in| but its reference count: engines (one per thread, and
+ * a context may have several) take references under the read lock, so the
+ * count is only ever used atomically.
+ */
+static void mr_entry_copy(struct mr_entry *out, const struct mr_entry *in)
+{
+	out->refs = 0;
+	out->revoking = in->revoking;
+	out->addr = in->addr;
+	out->length = in->length;
+	out->pd = in->pd;
+	out->access = in->access;
+	out->key = in->key;
+	out->valid = in->valid;
+	out->invalidated = in->invalidated;
+	out->next_free = in->next_free;
+	out->kind = in->kind;
+	out->mr_idx = in->mr_idx;
+	out->mw_bound = in->mw_bound;
+}
+
 /* Copies the live entry for |stag| (read lock held by caller); false if
  * none. For a bound window, *ref_idx is its region (whose reference an
  * access takes), else the entry itself. */
@@ -334,7 +356,7 @@ static bool mr_lookup_ref(struct mr_table *t, uint32_t stag,
 	if (!t->e[idx].valid || t->e[idx].invalidated ||
 	    t->e[idx].key != MR_STAG_KEY(stag))
 		return false;
-	*out = t->e[idx];
+	mr_entry_copy(out, &t->e[idx]);
 	*ref_idx = idx;
 	if (out->kind != MR_KIND_MR) {
 		/* the window's region must still grant access itself */
