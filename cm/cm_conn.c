@@ -918,9 +918,10 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	/* the child runs on the next engine of the context (round-robin) */
 	local.eng = cm_ctx_engine(l->pub.verbs);
 	if (local.eng != l->eng) {
+		/* no memory: the listener's engine runs the child */
 		h = iw_malloc(sizeof(*h));
 		if (!h)
-			h = &local; /* no memory: the listener's engine runs it */
+			h = &local;
 		else
 			h->eng = local.eng;
 	}

@@ -64,7 +64,7 @@ struct iwarp_context {
 	struct engine **engines;
 	unsigned int n_engines;
 	unsigned int next_engine; /* round-robin pick (atomic) */
-	pthread_mutex_t lock; /* object lists, handles, async queue */
+	pthread_mutex_t lock;	  /* object lists, handles, async queue */
 	uint32_t next_handle;
 	uint32_t next_qp_num;
 	struct mr_table *mrs;
