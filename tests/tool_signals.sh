@@ -13,9 +13,13 @@
 #     answers the MPA Request);
 #   iwarp_bw: idle server; server and client of a Write BW run (-D 60, the
 #     signal to either side); Send BW; Write latency (INLINE progress, a
-#     busy-poll on memory).
-# A process is signalled only once it is in the state (its output or a
-# listening port shows it), never after a fixed sleep. Exit 77 (skip) when
+#     busy-poll on memory); and a Send BW sender waiting for a credit
+#     (credits come as RDMA Writes, no completion tells the sender of the
+#     peer's end): the server is stopped (SIGSTOP) until the octets it
+#     has not read stop growing, then killed (SIGKILL).
+# A process is signalled only once it is in the state (its output, a
+# listening port or the server's receive queue shows it), never after a
+# fixed sleep. Exit 77 (skip) when
 # io_uring is unavailable.
 
 top_builddir=${top_builddir:-.}
@@ -266,6 +270,50 @@ bw_pair() {
 	fi
 }
 
+# recvq PORT: octets queued unread on the established sockets of local
+# port PORT (ss(8) Recv-Q, summed).
+recvq() {
+	ss -Htn state established "( sport = :$1 )" 2>/dev/null |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+
+# bw_credit_wait: a Send BW client whose server stopped granting credits
+# (SIGSTOP) and then died (SIGKILL) must exit within $T s.
+bw_credit_wait() {
+	name=bw-credit-wait
+	start_server "$name" "$BW" -p @PORT@ --bind 127.0.0.1 --test send -s 64 -D 60 || return
+	"$BW" -p "$port" --test send -s 64 -D 60 127.0.0.1 >"$tmp/$name.c.out" 2>"$tmp/$name.c.err" &
+	cpid=$!
+	pids="$pids $cpid"
+	logs="$tmp/$name.s.out $tmp/$name.s.err $tmp/$name.c.out $tmp/$name.c.err"
+	if ! wait_output "$tmp/$name.c.out" "#bytes" "$cpid"; then
+		echo "FAIL $name: the run did not start within $T s"
+		show "$name" $logs
+		fail=1
+		return
+	fi
+	kill -STOP "$spid"
+	# the client used the credits it had: what it sent lies unread
+	_n=0 _prev=-1
+	while :; do
+		_q=$(recvq "$port")
+		[ "$_q" -gt 0 ] && [ "$_q" = "$_prev" ] && break
+		if [ $_n -ge $((T * 2)) ]; then
+			echo "FAIL $name: the stopped server's receive queue did not settle within $T s ($_q)"
+			kill -KILL "$spid"
+			show "$name" $logs
+			fail=1
+			return
+		fi
+		_prev=$_q
+		sleep 0.5
+		_n=$((_n + 1))
+	done
+	kill -KILL "$spid"
+	wait "$spid" 2>/dev/null
+	expect_peer_gone "$name" "$cpid" $logs
+}
+
 for sig in INT TERM; do
 	ping_idle $sig
 	ping_pair $sig server
@@ -279,5 +327,6 @@ bw_pair INT client --test send -D 60
 bw_pair TERM server --test send -D 60
 bw_pair INT server --latency -n 10000000
 bw_pair TERM client --latency -n 10000000
+bw_credit_wait
 
 exit $fail
