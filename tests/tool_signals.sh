@@ -16,7 +16,7 @@
 #     busy-poll on memory); and a Send BW sender waiting for a credit
 #     (credits come as RDMA Writes, no completion tells the sender of the
 #     peer's end): the server is stopped (SIGSTOP) until the octets it
-#     has not read stop growing, then killed (SIGKILL).
+#     has not read stop changing, then killed (SIGKILL).
 # A process is signalled only once it is in the state (its output, a
 # listening port or the server's receive queue shows it), never after a
 # fixed sleep. Exit 77 (skip) when
@@ -293,11 +293,12 @@ bw_credit_wait() {
 		return
 	fi
 	kill -STOP "$spid"
-	# the client used the credits it had: what it sent lies unread
+	# the client used the credits it had: what it sent lies unread (or,
+	# when the server had read everything, nothing comes any more)
 	_n=0 _prev=-1
 	while :; do
 		_q=$(recvq "$port")
-		[ "$_q" -gt 0 ] && [ "$_q" = "$_prev" ] && break
+		[ "$_q" = "$_prev" ] && break
 		if [ $_n -ge $((T * 2)) ]; then
 			echo "FAIL $name: the stopped server's receive queue did not settle within $T s ($_q)"
 			kill -KILL "$spid"
