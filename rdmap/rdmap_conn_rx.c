@@ -13,6 +13,7 @@
 
 #include "rdmap/rdmap_opcode.h"
 #include "rdmap/rdmap_conn_int.h"
+#include "util/tsan.h"
 
 /* Content octets between two markers (RFC 5044 §5). */
 #define MPA_MARKER_SPAN (MPA_MARKER_INTERVAL - MPA_MARKER_LEN)
@@ -429,9 +430,13 @@ static void rx_payload(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 	switch (cur->kind) {
 	case RXK_WRITE:
 	case RXK_RRESP:
-		if (cur->dst.ptr)
+		if (cur->dst.ptr) {
+			/* the network writes the region (util/tsan.h) */
+			iw_tsan_net_begin();
 			memcpy(cur->dst.ptr + ev->data_off, ev->data,
 			       ev->data_len);
+			iw_tsan_net_end();
+		}
 		break;
 	case RXK_SEND:
 		rqe_place(&c->rqe, cur->seg.offset + ev->data_off, ev->data,

@@ -11,6 +11,7 @@
 
 #include "rdmap/rdmap_opcode.h"
 #include "rdmap/rdmap_conn_int.h"
+#include "util/tsan.h"
 
 #define SLOT_MASK (RDMAP_CONN_TX_SLOTS - 1u)
 
@@ -285,7 +286,9 @@ static int conn_frame_atomic_response(struct rdmap_conn *c,
 		return IWARP_ERR_RDMAP_ATOMIC_ALIGN;
 	}
 	ar.req_id = e->ar.req_id;
+	iw_tsan_net_begin(); /* the network changes the region */
 	ar.orig = rdmap_atomic_exec(&e->ar, (uint64_t *)(uintptr_t)m.ptr);
+	iw_tsan_net_end();
 	conn_mem_put(c, &m);
 	ddp_tx_msn_alloc(&c->txq, RDMAP_QN_ATOMIC_RESPONSE, &msn);
 	if (ddp_seg_init_untagged(&it, RDMAP_OP_ATOMIC_RESPONSE,

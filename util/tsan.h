@@ -9,6 +9,16 @@
  * iw_tsan_release(addr) at the submission and iw_tsan_acquire(addr) at the
  * completion, on an address both sides agree on, tell TSan so.
  *
+ * iw_tsan_net_begin() / iw_tsan_net_end() bracket the engine's writes into
+ * application memory that no completion announces: RDMA Write and Read
+ * Response payloads placed into a region, and remote atomics applied to
+ * it (RFC 5040 §4.3, RFC 7306 §5). With a NIC those writes are DMA, which
+ * a race detector in the program never sees; programs poll such memory
+ * with plain loads (perftest's Write latency, credit words). Inside the
+ * brackets TSan ignores the thread's accesses, so the library looks to
+ * the program as hardware would. Receive buffers are not bracketed: their
+ * completion orders them.
+ *
  * Built with -fsanitize=thread they call the runtime; otherwise they are
  * empty and IW_TSAN is 0 (guard the code that only computes an address).
  */
@@ -38,6 +48,20 @@ static inline void iw_tsan_acquire(void *addr)
 {
 	__tsan_acquire(addr);
 }
+
+/* The TSan runtime's dynamic annotations (not in tsan_interface.h). */
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+
+static inline void iw_tsan_net_begin(void)
+{
+	AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+}
+
+static inline void iw_tsan_net_end(void)
+{
+	AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+}
 #else
 static inline void iw_tsan_release(void *addr)
 {
@@ -47,6 +71,14 @@ static inline void iw_tsan_release(void *addr)
 static inline void iw_tsan_acquire(void *addr)
 {
 	(void)addr;
+}
+
+static inline void iw_tsan_net_begin(void)
+{
+}
+
+static inline void iw_tsan_net_end(void)
+{
 }
 #endif
 
