@@ -73,10 +73,23 @@ cap_start() {
 	done
 }
 
-# cap_stop: stops dumpcap; CAP_OK=1 when it dropped nothing
+# cap_stop: stops dumpcap; CAP_OK=1 when it dropped nothing. The kernel
+# hands dumpcap packets a block at a time, when a block fills or its timer
+# runs out; a block still open when dumpcap stops is lost (a run of a few
+# milliseconds was once missing from its capture, only the knocks in it).
+# So knock until the file grows: the knock's block, and every block before
+# it, has been written then.
 cap_stop() {
 	CAP_OK=0
 	[ -n "$DUMPCAP" ] || return 0
+	local k=0 size
+	size=$(stat -c %s "$CAP" 2>/dev/null || echo 0)
+	while [ $k -lt 100 ]; do
+		in_b timeout 1 bash -c "exec 3<>/dev/tcp/$SADDR/$PORT" 2>/dev/null
+		sleep 0.1
+		[ "$(stat -c %s "$CAP" 2>/dev/null || echo 0)" -gt "$size" ] && break
+		k=$((k + 1))
+	done
 	kill -TERM "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null
 	grep -Eq "dropped on interface .*: [0-9]+/0 " "$TMP/dumpcap.log" && CAP_OK=1
