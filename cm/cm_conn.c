@@ -800,6 +800,8 @@ static void cm_fd_reset(int fd)
 struct cm_handoff {
 	struct cm_id *l;
 	struct engine *eng;
+	struct io_tls_ctx *tls; /* the listener's, referenced: its teardown
+				   drops l->tls meanwhile */
 	int fd;
 	socklen_t peer_len;
 	struct sockaddr_storage peer;
@@ -809,7 +811,9 @@ struct cm_handoff {
  * Creates the hidden child of listener |l| for the accepted socket |h->fd|
  * on engine h->eng (this thread), its place in l->pending reserved by
  * cm_on_accept. The listener is alive: its teardown frees the children of
- * each engine after the hand-offs queued to it (cm_id.c).
+ * each engine after the hand-offs queued to it (cm_id.c). It may be torn
+ * down meanwhile on its own engine, so the child takes from it only what
+ * never changes, h->tls, and (under cm_pend_lock) its channel and list.
  */
 static void cm_child_start(struct cm_handoff *h)
 {
@@ -832,10 +836,8 @@ static void cm_child_start(struct cm_handoff *h)
 	c->grace_ms = l->grace_ms;
 	c->resp_wait_ms = l->resp_wait_ms;
 	c->disc_hold_ms = l->disc_hold_ms;
-	if (l->tls) {
-		c->tls = l->tls; /* accepted ids inherit the listener's TLS */
-		io_tls_ctx_ref(c->tls);
-	}
+	c->tls = h->tls; /* accepted ids inherit the listener's TLS */
+	h->tls = NULL;
 	engine_timer_init(&c->timer);
 	engine_timer_init(&c->reap);
 	engine_timer_init(&c->txopen);
@@ -877,6 +879,7 @@ err_mpa:
 err_free:
 	iw_free(c);
 err_fd:
+	io_tls_ctx_unref(h->tls);
 	close(fd);
 err_unreserve:
 	pthread_mutex_lock(&cm_pend_lock);
@@ -928,6 +931,9 @@ static void cm_on_accept(void *arg, int fd, const struct sockaddr *peer,
 	if (h == &local)
 		h->eng = l->eng;
 	h->l = l;
+	h->tls = l->tls;
+	if (h->tls)
+		io_tls_ctx_ref(h->tls);
 	h->fd = fd;
 	h->peer_len = 0;
 	if (peer && peer_len <= sizeof(h->peer)) {
