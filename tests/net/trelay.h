@@ -31,8 +31,10 @@ struct trelay {
 	uint16_t port;
 	uint8_t *rec[2];
 	size_t rec_len[2], rec_cap[2];
-	volatile uint64_t fwd[2];
-	volatile int stop, done, cut, stalled, resume;
+	/* shared with the relay thread: C11 atomics (every plain access of
+	 * them is a sequentially consistent one) */
+	_Atomic uint64_t fwd[2];
+	_Atomic int stop, done, cut, stalled, resume;
 	/* internal */
 	int lfd;
 	uint16_t target;
