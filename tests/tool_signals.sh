@@ -161,6 +161,26 @@ start_server() {
 	return 1
 }
 
+# client_start NAME PATTERN WHAT CMD...: runs the client CMD in the
+# background (pid in $cpid; the pair's logs, $tmp/NAME.[sc].{out,err}, in
+# $logs) and waits until its output has a line matching PATTERN; fails the
+# case ("WHAT within $T s") otherwise.
+client_start() {
+	_cname=$1 _pat=$2 _what=$3
+	shift 3
+	"$@" >"$tmp/$_cname.c.out" 2>"$tmp/$_cname.c.err" &
+	cpid=$!
+	pids="$pids $cpid"
+	logs="$tmp/$_cname.s.out $tmp/$_cname.s.err $tmp/$_cname.c.out $tmp/$_cname.c.err"
+	if ! wait_output "$tmp/$_cname.c.out" "$_pat" "$cpid"; then
+		echo "FAIL $_cname: $_what within $T s"
+		show "$_cname" $logs
+		fail=1
+		return 1
+	fi
+	return 0
+}
+
 # ---- iwarp_ping ----
 
 ping_idle() {
@@ -178,17 +198,8 @@ ping_pair() {
 	persistent=
 	[ "$2" = server ] && persistent=-P
 	start_server "$name" "$PING" -s $persistent -a 127.0.0.1 -p @PORT@ || return
-	"$PING" -c -a 127.0.0.1 -p "$port" -C 0 -v \
-		>"$tmp/$name.c.out" 2>"$tmp/$name.c.err" &
-	cpid=$!
-	pids="$pids $cpid"
-	logs="$tmp/$name.s.out $tmp/$name.s.err $tmp/$name.c.out $tmp/$name.c.err"
-	if ! wait_output "$tmp/$name.c.out" "^ping data:" "$cpid"; then
-		echo "FAIL $name: no ping within $T s"
-		show "$name" $logs
-		fail=1
-		return
-	fi
+	client_start "$name" "^ping data:" "no ping" \
+		"$PING" -c -a 127.0.0.1 -p "$port" -C 0 -v || return
 	if [ "$2" = server ]; then
 		expect_stop "$name" "$spid" "$1" $logs &&
 			expect_peer_gone "$name" "$cpid" $logs
@@ -244,23 +255,24 @@ bw_idle() {
 		echo "ok   $name"
 }
 
+# bw_start NAME OPTS...: server and client of a run with OPTS (pids in
+# $spid and $cpid, logs in $logs), once the client printed the table
+# header (the run starts right after); fails the case otherwise.
+bw_start() {
+	_name=$1
+	shift
+	start_server "$_name" "$BW" -p @PORT@ --bind 127.0.0.1 "$@" || return 1
+	client_start "$_name" "#bytes" "the run did not start" \
+		"$BW" -p "$port" "$@" 127.0.0.1
+}
+
 # bw_pair SIG WHO OPTS...: a run between server and client; SIG goes to WHO
 # once the client has printed the table header (the run starts right after).
 bw_pair() {
 	sig=$1 who=$2
 	shift 2
 	name=bw-$who-$sig-$(echo "$*" | tr -d -- '-' | tr ' ' '_')
-	start_server "$name" "$BW" -p @PORT@ --bind 127.0.0.1 "$@" || return
-	"$BW" -p "$port" "$@" 127.0.0.1 >"$tmp/$name.c.out" 2>"$tmp/$name.c.err" &
-	cpid=$!
-	pids="$pids $cpid"
-	logs="$tmp/$name.s.out $tmp/$name.s.err $tmp/$name.c.out $tmp/$name.c.err"
-	if ! wait_output "$tmp/$name.c.out" "#bytes" "$cpid"; then
-		echo "FAIL $name: the run did not start within $T s"
-		show "$name" $logs
-		fail=1
-		return
-	fi
+	bw_start "$name" "$@" || return
 	if [ "$who" = server ]; then
 		expect_stop "$name" "$spid" "$sig" $logs &&
 			expect_peer_gone "$name" "$cpid" $logs
@@ -281,17 +293,7 @@ recvq() {
 # (SIGSTOP) and then died (SIGKILL) must exit within $T s.
 bw_credit_wait() {
 	name=bw-credit-wait
-	start_server "$name" "$BW" -p @PORT@ --bind 127.0.0.1 --test send -s 64 -D 60 || return
-	"$BW" -p "$port" --test send -s 64 -D 60 127.0.0.1 >"$tmp/$name.c.out" 2>"$tmp/$name.c.err" &
-	cpid=$!
-	pids="$pids $cpid"
-	logs="$tmp/$name.s.out $tmp/$name.s.err $tmp/$name.c.out $tmp/$name.c.err"
-	if ! wait_output "$tmp/$name.c.out" "#bytes" "$cpid"; then
-		echo "FAIL $name: the run did not start within $T s"
-		show "$name" $logs
-		fail=1
-		return
-	fi
+	bw_start "$name" --test send -s 64 -D 60 || return
 	kill -STOP "$spid"
 	# the client used the credits it had: what it sent lies unread (or,
 	# when the server had read everything, nothing comes any more)
