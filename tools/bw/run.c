@@ -444,19 +444,6 @@ static int reap_sends(struct bw_data *d, const struct bw_clock *k,
 }
 
 /*
- * A word the peer RDMA-Writes into our memory while we poll it. The
- * library's engine thread places it, as a NIC's DMA would, with no lock
- * or atomic the program could pair with: a volatile load, which
- * ThreadSanitizer is told to leave alone (it cannot know that the write is
- * the network's).
- */
-__attribute__((noinline, no_sanitize("thread"))) static uint32_t
-remote_word(const uint32_t *p)
-{
-	return *(const volatile uint32_t *)p;
-}
-
-/*
  * Posts on QP |i| as many WRs as its send queue, its iterations and (Send
  * tests) its credits allow, in chains of up to post_list WRs (perftest -l)
  * from |wr|/|sge| (post_list entries each). Every cq_mod-th WR and a QP's
@@ -485,7 +472,8 @@ static int post_some(struct bw_data *d, const struct bw_opts *o,
 
 			if (d->send_credit) {
 				uint32_t credit =
-					remote_word(&d->ctrl_buf[d->n + i]);
+					((volatile uint32_t *)
+						 d->ctrl_buf)[d->n + i];
 
 				if ((uint32_t)s + 1u - credit >=
 				    (uint32_t)o->rx_depth) {
