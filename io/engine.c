@@ -10,8 +10,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <time.h>
@@ -31,9 +33,24 @@
  * the cores are oversubscribed and spinning only delays the threads we wait
  * for (the application, the peer, softirq). */
 #define ENGINE_PREEMPT_NS 20000u
+/* How long the direct sockets stay with a thread that stopped driving
+ * (engine_drive_end) before the progress thread watches them again: a
+ * thread that waits for every message (a ping-pong, an MPI progress
+ * thread) is back well within it, so the progress thread is not woken
+ * for a message the waiter will read; a message that comes while nobody
+ * waits is read at most this late. */
+/* epoll data of the hand-back timer in the progress thread's set (the
+ * ring's fd and the sockets' set carry 0) */
+#define ENGINE_PS_TIMER 1u
+#ifndef ENGINE_DRIVE_GRACE_NS
+#define ENGINE_DRIVE_GRACE_NS 200000u
+#endif
 
 /* The engine whose loop the current thread runs (NULL: none). */
 static __thread struct engine *tls_engine;
+/* True on a progress thread: the only threads that submit to a ring in the
+ * thread modes (see engine_ring_init). */
+static __thread bool tls_progress;
 
 uint64_t engine_now_ns(void)
 {
@@ -77,6 +94,10 @@ struct io_uring_sqe *engine_sqe(struct engine *eng)
 
 void engine_submit(struct engine *eng)
 {
+	/* A thread driving a direct engine leaves its SQEs to the progress
+	 * thread (engine_drive_pass rings it). */
+	if (eng->has_thread && !tls_progress)
+		return;
 	if (io_uring_sq_ready(&eng->ring) > 0)
 		io_uring_submit(&eng->ring);
 }
@@ -364,11 +385,58 @@ static int engine_reap(struct engine *eng)
 		}
 		total += (int)n;
 	} while (n == 64);
-	if (total > 0) {
+	return total;
+}
+
+/* Closes the receive batch of one pass (engine_rx_shared). */
+static void engine_rx_batch_end(struct engine *eng)
+{
+	if (eng->rx_in_batch > 0) {
 		eng->rx_last_batch = eng->rx_in_batch;
 		eng->rx_in_batch = 0;
 	}
+}
+
+/* Direct sockets: takes the readiness edges from the epoll set and hands
+ * them to their sockets, which queue work. Returns how many. */
+static int engine_direct_collect(struct engine *eng)
+{
+	struct epoll_event ev[64];
+	int i, n, total = 0;
+
+	do {
+		n = epoll_wait(eng->epfd, ev, 64, 0);
+		for (i = 0; i < n; i++) {
+			struct engine_pollee *pe = ev[i].data.ptr;
+
+			pe->ready(pe, ev[i].events);
+		}
+		if (n > 0)
+			total += n;
+	} while (n == 64);
 	return total;
+}
+
+int engine_pollee_add(struct engine *eng, int fd, struct engine_pollee *pe)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	ev.data.ptr = pe;
+	if (epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+void engine_pollee_del(struct engine *eng, int fd)
+{
+	(void)epoll_ctl(eng->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+bool engine_direct(const struct engine *eng)
+{
+	return eng->direct;
 }
 
 void engine_rx_count(struct engine *eng)
@@ -386,11 +454,71 @@ static int engine_poll(struct engine *eng)
 {
 	int n = engine_reap(eng);
 
+	/* while a thread drives, the direct sockets are its to read */
+	if (eng->direct &&
+	    !atomic_load_explicit(&eng->driver, memory_order_relaxed))
+		n += engine_direct_collect(eng);
 	n += engine_work_run(eng);
 	if (eng->n_timers)
 		n += engine_timers_run(eng, engine_now_ns());
 	engine_submit(eng);
+	engine_rx_batch_end(eng);
 	return n;
+}
+
+/* engine_poll on a progress thread: with direct_io other threads may run
+ * engine code, so the pass holds the engine. */
+static int engine_poll_progress(struct engine *eng)
+{
+	int n;
+
+	if (!eng->direct)
+		return engine_poll(eng);
+	pthread_mutex_lock(&eng->run_lock);
+	n = engine_poll(eng);
+	pthread_mutex_unlock(&eng->run_lock);
+	return n;
+}
+
+static void engine_take_sockets(struct engine *eng);
+
+/*
+ * Direct mode's sleep (progress thread): on the epoll set holding the
+ * ring's fd and, unless a thread drives, the direct sockets' set. The
+ * thread's own io_uring completion work interrupts the wait (it runs on
+ * the way out) and its CQE then makes the ring's fd readable.
+ */
+static void engine_sleep_direct(struct engine *eng)
+{
+	struct epoll_event ev[4];
+	struct timespec ts;
+	uint64_t wait_ns = UINT64_MAX;
+	bool pending;
+
+	atomic_store(&eng->sleeping, 1);
+	pthread_mutex_lock(&eng->run_lock);
+	/* Dekker with engine_ring_bell, as engine_sleep */
+	pending = atomic_load(&eng->work_in) || eng->work_head ||
+		  atomic_load(&eng->stop) || io_uring_cq_ready(&eng->ring);
+	if (!pending) {
+		if (io_uring_sq_ready(&eng->ring) > 0)
+			io_uring_submit(&eng->ring);
+		if (eng->n_timers)
+			wait_ns = engine_timers_next(eng, engine_now_ns());
+	}
+	pthread_mutex_unlock(&eng->run_lock);
+	if (!pending && wait_ns > 0) {
+		int i, n;
+
+		ts.tv_sec = (time_t)(wait_ns / 1000000000u);
+		ts.tv_nsec = (long)(wait_ns % 1000000000u);
+		n = epoll_pwait2(eng->psfd, ev, 4,
+				 wait_ns == UINT64_MAX ? NULL : &ts, NULL);
+		for (i = 0; i < n; i++)
+			if (ev[i].data.u64 == ENGINE_PS_TIMER)
+				engine_take_sockets(eng);
+	}
+	atomic_store(&eng->sleeping, 0);
 }
 
 /* Blocks in the kernel until a completion, a due timer or |timeout_ms|. */
@@ -400,6 +528,10 @@ static void engine_sleep(struct engine *eng, int timeout_ms)
 	struct io_uring_cqe *cqe;
 	uint64_t wait_ns = UINT64_MAX;
 
+	if (eng->direct && timeout_ms < 0) {
+		engine_sleep_direct(eng);
+		return;
+	}
 	atomic_store(&eng->sleeping, 1);
 	/* Dekker with engine_ring_bell: after announcing sleep, look again. */
 	if (atomic_load(&eng->work_in) || eng->work_head ||
@@ -445,6 +577,154 @@ int engine_run_once(struct engine *eng, int timeout_ms)
 	tls_engine = prev;
 	pthread_mutex_unlock(&eng->run_lock);
 	return n;
+}
+
+/* ---- other threads driving a direct engine ---- */
+
+/* Deadline of the earliest armed timer, UINT64_MAX if none. */
+static uint64_t engine_first_deadline(const struct engine *eng)
+{
+	return eng->n_timers ? eng->heap[0]->deadline_ns : UINT64_MAX;
+}
+
+/*
+ * One pass as a thread other than the progress thread, holding the
+ * engine: the readiness edges (|edges|) and the queued work, until nothing is
+ * left (bounded). What only the progress thread does (submitting SQEs, timers
+ * due, io_uring completions) is left to it, woken when needed.
+ */
+static void engine_foreign_pass(struct engine *eng, bool edges)
+{
+	struct engine *prev = tls_engine;
+	uint64_t first = engine_first_deadline(eng);
+	bool bell;
+	int i;
+
+	tls_engine = eng;
+	/* edges that come during the pass are the next pass's (the driver
+	 * polls |epfd|; a poster leaves them to their reader) */
+	if (edges)
+		engine_direct_collect(eng);
+	for (i = 0; i < 256 && (eng->work_head || atomic_load(&eng->work_in));
+	     i++)
+		engine_work_run(eng);
+	engine_rx_batch_end(eng);
+	bell = eng->work_head || io_uring_sq_ready(&eng->ring) > 0 ||
+	       engine_first_deadline(eng) < first;
+	tls_engine = prev;
+	pthread_mutex_unlock(&eng->run_lock);
+	if (bell)
+		engine_ring_bell(eng);
+}
+
+/* Arms the hand-back timer to fire in |ns|. */
+static void engine_tfd_arm(struct engine *eng, uint64_t ns)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(ns / 1000000000u);
+	its.it_value.tv_nsec = (long)(ns % 1000000000u);
+	(void)timerfd_settime(eng->tfd, 0, &its, NULL);
+}
+
+int engine_drive_begin(struct engine *eng)
+{
+	if (!eng->direct || engine_in_thread(eng))
+		return -EOPNOTSUPP;
+	if (atomic_exchange(&eng->driver, true))
+		return -EBUSY;
+	/* the progress thread stops watching the sockets (if it took them
+	 * back): their edges wake the driver alone */
+	pthread_mutex_lock(&eng->ps_lock);
+	if (eng->ps_sockets) {
+		(void)epoll_ctl(eng->psfd, EPOLL_CTL_DEL, eng->epfd, NULL);
+		eng->ps_sockets = false;
+	}
+	pthread_mutex_unlock(&eng->ps_lock);
+	return eng->epfd;
+}
+
+void engine_drive_pass(struct engine *eng, bool edges)
+{
+	pthread_mutex_lock(&eng->run_lock);
+	engine_foreign_pass(eng, edges);
+}
+
+void engine_drive_end(struct engine *eng)
+{
+	atomic_store(&eng->drive_end_ns, engine_now_ns());
+	atomic_store(&eng->driver, false);
+	/* one timer in flight at most: a driver that waits for every
+	 * message costs a timer system call per grace period, not per
+	 * message */
+	if (!atomic_exchange(&eng->tfd_armed, true))
+		engine_tfd_arm(eng, ENGINE_DRIVE_GRACE_NS);
+}
+
+/*
+ * The hand-back timer fired (progress thread). If a driver is in, nothing
+ * to do (its drive_end arms the timer again); if the last one left less
+ * than the grace period ago, wait for the rest of it; else nobody waits
+ * for the sockets: watch them again (edges that came meanwhile are in
+ * |epfd| and wake this thread at once).
+ */
+static void engine_take_sockets(struct engine *eng)
+{
+	struct epoll_event ev;
+	uint64_t v, since;
+
+	if (read(eng->tfd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		return;
+	atomic_store(&eng->tfd_armed, false);
+	if (atomic_load(&eng->driver))
+		return;
+	since = engine_now_ns() - atomic_load(&eng->drive_end_ns);
+	if (since < ENGINE_DRIVE_GRACE_NS) {
+		if (!atomic_exchange(&eng->tfd_armed, true))
+			engine_tfd_arm(eng, ENGINE_DRIVE_GRACE_NS - since);
+		return;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	pthread_mutex_lock(&eng->ps_lock);
+	if (!atomic_load(&eng->driver) && !eng->ps_sockets) {
+		(void)epoll_ctl(eng->psfd, EPOLL_CTL_ADD, eng->epfd, &ev);
+		eng->ps_sockets = true;
+	}
+	pthread_mutex_unlock(&eng->ps_lock);
+}
+
+void engine_work_queue_quiet(struct engine *eng, struct engine_work *w)
+{
+	struct engine_work *head;
+
+	if (!eng->direct || engine_in_thread(eng)) {
+		engine_work_queue(eng, w);
+		return;
+	}
+	if (atomic_exchange(&w->queued, true))
+		return;
+	head = atomic_load_explicit(&eng->work_in, memory_order_relaxed);
+	do {
+		w->next = head;
+	} while (!atomic_compare_exchange_weak(&eng->work_in, &head, w));
+}
+
+void engine_assist(struct engine *eng)
+{
+	if (!eng->direct || engine_in_thread(eng))
+		return;
+	/* The progress thread asleep and nobody else in: run the work here
+	 * (no wake-up). Otherwise whoever is in runs it, or the bell wakes
+	 * the sleeper (Dekker as engine_work_queue: it looks at work_in after
+	 * announcing its sleep). */
+	if (atomic_load(&eng->sleeping) &&
+	    pthread_mutex_trylock(&eng->run_lock) == 0) {
+		engine_foreign_pass(eng, false);
+		return;
+	}
+	engine_ring_bell(eng);
 }
 
 static inline void engine_cpu_relax(void)
@@ -511,16 +791,34 @@ static void *engine_thread_main(void *arg)
 	int rc;
 
 	rc = engine_ring_init(eng);
-	engine_thread_started(eng, rc);
-	if (rc < 0)
+	if (rc < 0) {
+		engine_thread_started(eng, rc);
 		return NULL;
+	}
 	tls_engine = eng;
+	tls_progress = true;
+	if (eng->direct) {
+		struct epoll_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		if (epoll_ctl(eng->psfd, EPOLL_CTL_ADD, eng->ring.ring_fd,
+			      &ev) < 0) {
+			rc = -errno;
+			io_uring_queue_exit(&eng->ring);
+			engine_thread_started(eng, rc);
+			return NULL;
+		}
+	}
+	engine_thread_started(eng, rc);
 	/* The doorbell read is ours: with COOP_TASKRUN its completion work
 	 * runs in the task that submitted it. */
+	pthread_mutex_lock(&eng->run_lock);
 	engine_efd_arm(eng);
 	engine_submit(eng);
+	pthread_mutex_unlock(&eng->run_lock);
 	while (!atomic_load_explicit(&eng->stop, memory_order_relaxed)) {
-		int n = engine_poll(eng);
+		int n = engine_poll_progress(eng);
 		uint64_t now;
 
 		if (n > 0) {
@@ -571,8 +869,11 @@ static void *engine_thread_main(void *arg)
 			break;
 		}
 	}
+	pthread_mutex_lock(&eng->run_lock);
 	engine_teardown(eng); /* submits to the ring: here, not in the caller */
+	pthread_mutex_unlock(&eng->run_lock);
 	tls_engine = NULL;
+	tls_progress = false;
 	return NULL;
 }
 
@@ -679,10 +980,37 @@ struct engine *engine_create(const struct engine_attr *attr)
 	 */
 	eng->ring_entries = entries;
 	eng->ring_flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+	eng->epfd = eng->psfd = eng->tfd = -1;
+	eng->direct = attr->direct_io && eng->mode != ENGINE_MODE_INLINE;
+	atomic_init(&eng->driver, false);
+	atomic_init(&eng->tfd_armed, false);
+	atomic_init(&eng->drive_end_ns, 0);
+	pthread_mutex_init(&eng->ps_lock, NULL);
+	if (eng->direct) {
+		struct epoll_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.events = EPOLLIN;
+		eng->epfd = epoll_create1(EPOLL_CLOEXEC);
+		eng->psfd = epoll_create1(EPOLL_CLOEXEC);
+		eng->tfd = timerfd_create(CLOCK_MONOTONIC,
+					  TFD_CLOEXEC | TFD_NONBLOCK);
+		if (eng->epfd < 0 || eng->psfd < 0 || eng->tfd < 0 ||
+		    epoll_ctl(eng->psfd, EPOLL_CTL_ADD, eng->epfd, &ev) < 0) {
+			rc = -errno;
+			goto err_epoll;
+		}
+		ev.data.u64 = ENGINE_PS_TIMER;
+		if (epoll_ctl(eng->psfd, EPOLL_CTL_ADD, eng->tfd, &ev) < 0) {
+			rc = -errno;
+			goto err_epoll;
+		}
+		eng->ps_sockets = true;
+	}
 	eng->efd = eventfd(0, EFD_CLOEXEC);
 	if (eng->efd < 0) {
 		rc = -errno;
-		goto err_free;
+		goto err_epoll;
 	}
 	if (eng->mode == ENGINE_MODE_INLINE) {
 		rc = engine_ring_init(eng);
@@ -721,7 +1049,14 @@ struct engine *engine_create(const struct engine_attr *attr)
 
 err_efd:
 	close(eng->efd);
-err_free:
+err_epoll:
+	if (eng->epfd >= 0)
+		close(eng->epfd);
+	if (eng->psfd >= 0)
+		close(eng->psfd);
+	if (eng->tfd >= 0)
+		close(eng->tfd);
+	pthread_mutex_destroy(&eng->ps_lock);
 	pthread_mutex_destroy(&eng->run_lock);
 	iw_free(eng);
 	errno = -rc;
@@ -779,7 +1114,13 @@ void engine_destroy(struct engine *eng)
 	engine_timers_fini(eng);
 	io_uring_queue_exit(&eng->ring);
 	close(eng->efd);
+	if (eng->direct) {
+		close(eng->epfd);
+		close(eng->psfd);
+		close(eng->tfd);
+	}
 	pthread_mutex_unlock(&eng->run_lock);
 	pthread_mutex_destroy(&eng->run_lock);
+	pthread_mutex_destroy(&eng->ps_lock);
 	iw_free(eng);
 }

@@ -40,6 +40,11 @@ struct engine_attr {
 	const char *congestion_control; /* TCP_CONGESTION for our sockets; NULL
 					   = system's */
 	uint32_t ring_entries;		/* SQ size; 0 = 256 */
+	/* thread modes: plain TCP sockets are read and written with
+	 * recvmsg(2)/sendmsg(2) on epoll readiness instead of io_uring
+	 * operations, so that a thread other than the progress thread can
+	 * drive them (engine_drive_begin, engine_assist); ignored in INLINE */
+	bool direct_io;
 };
 
 /*
@@ -136,6 +141,53 @@ int engine_call(struct engine *eng, void (*fn)(void *arg), void *arg);
  * engine while doing so). Returns 0 or -ENOMEM.
  */
 int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
+
+/* ---- direct sockets: other threads drive the engine ---- */
+
+/*
+ * With engine_attr.direct_io, a thread that is about to block waiting for
+ * something the engine will produce (a completion channel's event) can be
+ * the one that reads the sockets, so that an arriving message wakes that
+ * thread alone, as a blocking recv(2) would, instead of waking the
+ * progress thread which then wakes it. io_uring cannot do that: it runs a
+ * receive's completion work in the task that submitted the receive.
+ *
+ *   efd = engine_drive_begin(eng);     // -EBUSY: another thread drives
+ *   for (;;) {
+ *           engine_drive_pass(eng, e); // e: read what is ready; run work
+ *           poll({my_fd, efd}) ...     // until my_fd is readable
+ *   }
+ *   engine_drive_end(eng);
+ *
+ * While a thread drives, the progress thread does not watch the direct
+ * sockets (it still runs work, timers and io_uring completions). Any
+ * thread but the progress thread; one driver at a time.
+ * engine_drive_pass reads the sockets only with |edges| (after a poll
+ * found the fd readable: the first pass of a wait only runs the work).
+ * engine_drive_begin returns the fd to poll for readiness (>= 0),
+ * -EOPNOTSUPP without direct_io (or in INLINE mode), or -EBUSY.
+ */
+int engine_drive_begin(struct engine *eng);
+void engine_drive_pass(struct engine *eng, bool edges);
+void engine_drive_end(struct engine *eng);
+
+/* True when the engine's plain sockets use direct I/O. Any thread. */
+bool engine_direct(const struct engine *eng);
+
+/*
+ * Queues |w| like engine_work_queue but without waking the engine; the
+ * caller then calls engine_assist() (outside any lock |w|'s function
+ * takes). Any thread.
+ */
+void engine_work_queue_quiet(struct engine *eng, struct engine_work *w);
+
+/*
+ * With direct_io, runs the queued work on the calling thread when the
+ * progress thread sleeps and nobody else holds the engine (a post_send's
+ * message then leaves in the poster's own sendmsg(2), without a wake-up);
+ * otherwise wakes the engine if it sleeps. Any thread.
+ */
+void engine_assist(struct engine *eng);
 
 /* ---- one-shot timers (engine thread) ---- */
 

@@ -79,6 +79,24 @@ struct engine {
 	 * once (engine_rx_shared) */
 	uint32_t rx_in_batch, rx_last_batch;
 
+	/* direct_io (thread modes): |epfd| holds the direct sockets
+	 * (edge-triggered), |psfd| is what the progress thread sleeps on:
+	 * the ring's fd and, unless a thread drives (|driver|), |epfd|.
+	 * Whoever runs engine code holds |run_lock| then. */
+	bool direct;
+	int epfd, psfd;
+	atomic_bool driver;
+	/* After a driver leaves, the sockets stay unwatched for a grace
+	 * period (its next wait usually comes sooner): |tfd| (in |psfd|)
+	 * then hands them back to the progress thread. |ps_lock| guards
+	 * |ps_sockets| (|epfd| is in |psfd|); |tfd_armed| keeps one arm
+	 * pending at most, |drive_end_ns| is when the last driver left. */
+	int tfd;
+	pthread_mutex_t ps_lock;
+	bool ps_sockets;
+	atomic_bool tfd_armed;
+	_Atomic uint64_t drive_end_ns;
+
 	/* live objects, aborted at destroy */
 	struct engine_obj objs;
 	unsigned int n_objs;
@@ -96,6 +114,20 @@ void engine_submit(struct engine *eng);
 void engine_obj_add(struct engine *eng, struct engine_obj *obj,
 		    void (*abort_fn)(struct engine_obj *obj));
 void engine_obj_del(struct engine *eng, struct engine_obj *obj);
+
+/*
+ * A direct socket registered with the engine's epoll set: ready() runs
+ * (engine thread, with the engine held) with the epoll events that
+ * arrived; it must only note them and queue work, not call owners.
+ */
+struct engine_pollee {
+	void (*ready)(struct engine_pollee *pe, uint32_t events);
+};
+
+/* Adds |fd| (edge-triggered, in and out) / removes it. Engine thread.
+ * 0 or -errno. */
+int engine_pollee_add(struct engine *eng, int fd, struct engine_pollee *pe);
+void engine_pollee_del(struct engine *eng, int fd);
 
 /* Runs due timers; returns how many fired. Engine thread. */
 int engine_timers_run(struct engine *eng, uint64_t now);

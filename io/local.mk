@@ -6,7 +6,7 @@ libiwarp_core_la_SOURCES += \
 	io/engine.c io/engine.h io/engine_int.h \
 	io/timer.c \
 	io/ep.c io/ep.h io/backend.h \
-	io/sock.c \
+	io/sock.c io/sock_direct.c io/sock_int.h \
 	io/net.c io/net.h \
 	io/pipe.c io/fault.c io/testio.h \
 	io/tls.c io/tls_ctx.c io/tls.h io/tls_int.h

@@ -1,6 +1,7 @@
 /*
  * io/sock.c: the TCP socket backend: one IORING_OP_RECVMSG and one
- * IORING_OP_SENDMSG (gathering all the owner's iovecs) at a time.
+ * IORING_OP_SENDMSG (gathering all the owner's iovecs) at a time. A
+ * direct_io engine's sockets are io/sock_direct.c's instead.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include "io/backend.h"
 #include "io/engine_int.h"
 #include "io/net.h"
+#include "io/sock_int.h"
 #include "util/mem.h"
 #include "util/tsan.h"
 
@@ -55,23 +57,23 @@ static unsigned int sock_tsan_hash(const struct sockaddr_storage *ss,
 	return h;
 }
 
-static char *sock_tsan_wire(struct sock_be *s)
+char *sock_tsan_wire(int fd, char **cache)
 {
 	struct sockaddr_storage a, b;
 	socklen_t la = sizeof(a), lb = sizeof(b);
 
-	if (s->tsan_wire)
-		return s->tsan_wire;
+	if (*cache)
+		return *cache;
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (getsockname(s->fd, (struct sockaddr *)&a, &la) < 0 ||
-	    getpeername(s->fd, (struct sockaddr *)&b, &lb) < 0)
+	if (getsockname(fd, (struct sockaddr *)&a, &la) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&b, &lb) < 0)
 		return &sock_tsan_table[0];
 	/* a sum: the same for (local, peer) and (peer, local) */
-	s->tsan_wire = &sock_tsan_table[(sock_tsan_hash(&a, la) +
-					 sock_tsan_hash(&b, lb)) %
-					sizeof(sock_tsan_table)];
-	return s->tsan_wire;
+	*cache = &sock_tsan_table[(sock_tsan_hash(&a, la) +
+				   sock_tsan_hash(&b, lb)) %
+				  sizeof(sock_tsan_table)];
+	return *cache;
 }
 #endif
 
@@ -91,7 +93,7 @@ static void sock_rx_complete(struct engine_op *op, int res, uint32_t flags)
 	s->rx_busy = false;
 #if IW_TSAN
 	if (res > 0)
-		iw_tsan_acquire(sock_tsan_wire(s));
+		iw_tsan_acquire(sock_tsan_wire(s->fd, &s->tsan_wire));
 #endif
 	if (s->dying) {
 		if (!s->tx_busy)
@@ -142,7 +144,7 @@ static int sock_send(struct io_backend *be, const struct iovec *iov, int cnt)
 	s->tx_msg.msg_iov = (struct iovec *)iov;
 	s->tx_msg.msg_iovlen = (size_t)cnt;
 #if IW_TSAN
-	iw_tsan_release(sock_tsan_wire(s));
+	iw_tsan_release(sock_tsan_wire(s->fd, &s->tsan_wire));
 #endif
 	io_uring_prep_sendmsg(sqe, s->fd, &s->tx_msg, MSG_NOSIGNAL);
 	io_uring_sqe_set_data(sqe, &s->tx_op);
@@ -233,13 +235,16 @@ static const struct io_backend_ops sock_ops = {
 
 struct io_backend *io_sock_backend_create(struct engine *eng, int fd)
 {
-	struct sock_be *s = iw_calloc(1, sizeof(*s));
+	struct sock_be *s;
 
+	engine_tcp_setup(fd, engine_cc(eng));
+	if (engine_direct(eng))
+		return io_sock_direct_create(eng, fd);
+	s = iw_calloc(1, sizeof(*s));
 	if (!s) {
 		close(fd);
 		return NULL;
 	}
-	engine_tcp_setup(fd, engine_cc(eng));
 	s->be.ops = &sock_ops;
 	s->be.eng = eng;
 	s->fd = fd;

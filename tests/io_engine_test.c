@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/backend.h"
@@ -29,9 +31,24 @@
 
 #define WAIT_NS (20ull * 1000000000ull)
 
+/* The "direct" case's fixture: engines read and write their sockets with
+ * system calls on readiness (engine_attr.direct_io). */
+static bool g_direct;
+
+static void direct_on(void)
+{
+	g_direct = true;
+}
+
+static void direct_off(void)
+{
+	g_direct = false;
+}
+
 static struct engine *mk_engine(enum engine_mode mode)
 {
-	struct engine_attr a = {.mode = mode, .busy_poll_us = 50};
+	struct engine_attr a = {
+		.mode = mode, .busy_poll_us = 50, .direct_io = g_direct};
 	struct engine *eng = engine_create(&a);
 
 	ck_assert_msg(eng != NULL, "engine_create: %s", strerror(errno));
@@ -1048,6 +1065,220 @@ START_TEST(test_inline_rx_wakeup)
 }
 END_TEST
 
+/* ---- direct_io: other threads drive the engine ---- */
+
+struct drv {
+	struct engine *eng;
+	struct endpoint *ep;
+	int fd;
+	uint8_t buf[256];
+	pthread_t reader;    /* the thread of the last rx_done */
+	atomic_size_t total; /* published after |reader| */
+};
+
+static int drv_rx_iov(void *owner, struct iovec *iov, int cap)
+{
+	struct drv *d = owner;
+
+	(void)cap;
+	iov[0] = (struct iovec){d->buf, sizeof(d->buf)};
+	return 1;
+}
+
+static void drv_rx_done(void *owner, size_t n)
+{
+	struct drv *d = owner;
+
+	d->reader = pthread_self();
+	atomic_fetch_add(&d->total, n);
+}
+
+static void drv_closed(void *owner, int err)
+{
+	(void)err;
+	ep_close(((struct drv *)owner)->ep);
+	((struct drv *)owner)->ep = NULL;
+}
+
+static const struct ep_ops drv_ops = {drv_rx_iov, drv_rx_done, sink_tx_iov,
+				      sink_tx_done, drv_closed};
+
+static void drv_open(void *arg)
+{
+	struct drv *d = arg;
+
+	d->ep = ep_create_fd(d->eng, d->fd, &drv_ops, d);
+	ck_assert_ptr_nonnull(d->ep);
+}
+
+static void drv_close(void *arg)
+{
+	struct drv *d = arg;
+
+	if (d->ep)
+		ep_close(d->ep);
+	d->ep = NULL;
+}
+
+/* Waits (without driving) until |d| received |n| octets in all. */
+static bool drv_wait_total(struct drv *d, size_t n)
+{
+	uint64_t deadline = engine_now_ns() + WAIT_NS;
+
+	while (atomic_load(&d->total) < n)
+		if (engine_now_ns() > deadline)
+			return false;
+		else
+			sched_yield();
+	return true;
+}
+
+/*
+ * While a thread drives, the bytes that arrive are read by that thread
+ * (not by the progress thread, which would then have to wake it); once it
+ * stopped, the progress thread reads them again (after the grace period).
+ */
+START_TEST(test_direct_drive)
+{
+	long mem0 = iw_mem_outstanding();
+	static struct drv d;
+	struct pollfd pfd;
+	uint64_t deadline;
+	bool edges = false;
+	int sp[2], efd;
+
+	memset(&d, 0, sizeof(d));
+	g_direct = true;
+	d.eng = mk_engine(modes[_i]);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
+			 0);
+	d.fd = sp[0];
+	ck_assert_int_eq(engine_call_sync(d.eng, drv_open, &d), 0);
+	/* the first receive is the progress thread's */
+	ck_assert_int_eq(write(sp[1], "a", 1), 1);
+	ck_assert(drv_wait_total(&d, 1));
+
+	efd = engine_drive_begin(d.eng);
+	ck_assert_int_ge(efd, 0);
+	ck_assert_int_eq(engine_drive_begin(d.eng), -EBUSY);
+	/* a pass holds the engine: a pass of the progress thread that began
+	 * before we drove has ended when it returns */
+	engine_drive_pass(d.eng, false);
+	ck_assert_int_eq(write(sp[1], "hello", 5), 5);
+	deadline = engine_now_ns() + WAIT_NS;
+	while (atomic_load(&d.total) < 6 && engine_now_ns() < deadline) {
+		pfd.fd = efd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		ck_assert_int_ge(poll(&pfd, 1, 1000), 0);
+		edges = pfd.revents != 0;
+		engine_drive_pass(d.eng, edges);
+	}
+	ck_assert_uint_eq(atomic_load(&d.total), 6);
+	ck_assert(pthread_equal(d.reader, pthread_self()));
+	engine_drive_end(d.eng);
+
+	ck_assert_int_eq(write(sp[1], "world", 5), 5);
+	ck_assert(drv_wait_total(&d, 11));
+	ck_assert(!pthread_equal(d.reader, pthread_self()));
+	/* a second driver after the first left */
+	ck_assert_int_ge(engine_drive_begin(d.eng), 0);
+	engine_drive_end(d.eng);
+
+	ck_assert_int_eq(engine_call_sync(d.eng, drv_close, &d), 0);
+	close(sp[1]);
+	engine_destroy(d.eng);
+	g_direct = false;
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+END_TEST
+
+/* An engine without direct_io, or an INLINE one, has nobody to drive it
+ * from outside: engine_drive_begin says so. */
+START_TEST(test_direct_drive_unsupported)
+{
+	struct engine *eng = mk_engine(ENGINE_MODE_ADAPTIVE);
+
+	ck_assert(!engine_direct(eng));
+	ck_assert_int_eq(engine_drive_begin(eng), -EOPNOTSUPP);
+	engine_destroy(eng);
+	g_direct = true;
+	eng = mk_engine(ENGINE_MODE_INLINE);
+	ck_assert(!engine_direct(eng));
+	ck_assert_int_eq(engine_drive_begin(eng), -EOPNOTSUPP);
+	engine_destroy(eng);
+	g_direct = false;
+}
+END_TEST
+
+struct asst {
+	struct engine_work w;
+	pthread_t who;
+	atomic_int ran;
+};
+
+static void asst_fn(void *arg)
+{
+	struct asst *a = arg;
+
+	a->who = pthread_self();
+	atomic_fetch_add(&a->ran, 1);
+}
+
+/* Queues |a|'s item quietly and assists, up to |tries| times, pausing
+ * so that the progress thread (CPU mode) can go to sleep; returns how
+ * many times the item ran on the calling thread. */
+static int asst_run(struct engine *eng, struct asst *a, int tries)
+{
+	struct timespec nap = {0, 2000000};
+	int i, mine = 0;
+
+	for (i = 0; i < tries; i++) {
+		int before = atomic_load(&a->ran);
+		uint64_t deadline = engine_now_ns() + WAIT_NS;
+
+		nanosleep(&nap, NULL);
+		engine_work_queue_quiet(eng, &a->w);
+		engine_assist(eng);
+		while (atomic_load(&a->ran) == before &&
+		       engine_now_ns() < deadline)
+			sched_yield();
+		ck_assert_int_eq(atomic_load(&a->ran), before + 1);
+		if (pthread_equal(a->who, pthread_self()))
+			mine++;
+	}
+	return mine;
+}
+
+/*
+ * engine_assist: with direct_io, work queued while the progress thread
+ * sleeps runs on the queuing thread (a post_send's message leaves in the
+ * poster's own system call); without it, always on the progress thread.
+ */
+START_TEST(test_direct_assist)
+{
+	long mem0 = iw_mem_outstanding();
+	struct asst a;
+	struct engine *eng;
+
+	memset(&a, 0, sizeof(a));
+	engine_work_init(&a.w, asst_fn, &a);
+	g_direct = false;
+	eng = mk_engine(ENGINE_MODE_CPU);
+	ck_assert_int_eq(asst_run(eng, &a, 20), 0);
+	engine_destroy(eng);
+
+	g_direct = true;
+	eng = mk_engine(ENGINE_MODE_CPU);
+	/* the progress thread sleeps between tries: most run here; one is
+	 * enough to show the path (a loaded machine may delay its sleep) */
+	ck_assert_int_gt(asst_run(eng, &a, 200), 0);
+	engine_destroy(eng);
+	g_direct = false;
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+END_TEST
+
 START_TEST(test_modes_misc)
 {
 	struct engine_attr a = {.mode = (enum engine_mode)7};
@@ -1170,6 +1401,23 @@ static Suite *io_engine_suite(void)
 	tcase_add_test(tc, test_listen_errors);
 	tcase_add_test(tc, test_cc_and_mss);
 	tcase_add_test(tc, test_ep_mss);
+	suite_add_tcase(s, tc);
+
+	/* the same transfers over direct sockets, and the other threads
+	 * that drive a direct engine */
+	tc = tcase_create("direct");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, direct_on, direct_off);
+	tcase_add_loop_test(tc, test_tcp_echo_sizes, 0, 3);
+	tcase_add_loop_test(tc, test_tcp_echo_many, 0, 3);
+	tcase_add_test(tc, test_tcp_echo_faulty_short_io);
+	tcase_add_loop_test(tc, test_tcp_shutdown_orderly, 0, 3);
+	tcase_add_loop_test(tc, test_connect_cancel_and_leftovers, 0, 3);
+	tcase_add_loop_test(tc, test_direct_drive, 0, 3);
+	tcase_add_test(tc, test_direct_assist);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("direct_api");
+	tcase_add_test(tc, test_direct_drive_unsupported);
 	suite_add_tcase(s, tc);
 	return s;
 }
