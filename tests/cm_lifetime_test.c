@@ -744,16 +744,6 @@ END_TEST
 #define SPREAD_CONN   8
 #define SPREAD_SILENT 16
 
-static void engines_two(void)
-{
-	ck_assert_int_eq(setenv("IWARP_ENGINES", "2", 1), 0);
-}
-
-static void engines_default(void)
-{
-	unsetenv("IWARP_ENGINES");
-}
-
 /* How many of |ctx|'s engines run one of the |n| ids. */
 static unsigned int engines_used(struct iwarp_context *ctx,
 				 struct iwarp_cm_id **ids, int n)
@@ -850,10 +840,22 @@ static Suite *cm_lifetime_suite(void)
 	/* the same lifetimes with a listener's children on two engines */
 	tc = tcase_create("engines");
 	tcase_set_timeout(tc, 240);
-	tcase_add_checked_fixture(tc, engines_two, engines_default);
+	tcase_add_checked_fixture(tc, iw_test_env_engines_two,
+				  iw_test_env_default);
 	tcase_add_test(tc, test_engines_spread);
 	tcase_add_loop_test(tc, test_destroy_qp_then_id, 0, 4);
 	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
+	tcase_add_test(tc, test_flood_pending_cap);
+	suite_add_tcase(s, tc);
+	/* the same lifetimes over direct sockets (no io_uring operation
+	 * in flight, other threads in the engine) */
+	tc = tcase_create("direct");
+	tcase_set_timeout(tc, 240);
+	tcase_add_checked_fixture(tc, iw_test_env_socket_direct,
+				  iw_test_env_default);
+	tcase_add_loop_test(tc, test_destroy_qp_then_id, 0, 4);
+	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
+	tcase_add_test(tc, test_destroy_qp_and_id_concurrently);
 	tcase_add_test(tc, test_flood_pending_cap);
 	suite_add_tcase(s, tc);
 	return s;

@@ -244,16 +244,6 @@ START_TEST(test_64_qps)
 }
 END_TEST
 
-static void engines_two(void)
-{
-	ck_assert_int_eq(setenv("IWARP_ENGINES", "2", 1), 0);
-}
-
-static void engines_default(void)
-{
-	unsetenv("IWARP_ENGINES");
-}
-
 static Suite *stack_scale_suite(void)
 {
 	Suite *s = suite_create("stack_scale");
@@ -265,7 +255,15 @@ static Suite *stack_scale_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("engines");
 	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, engines_two, engines_default);
+	tcase_add_checked_fixture(tc, iw_test_env_engines_two,
+				  iw_test_env_default);
+	tcase_add_test(tc, test_srq_shared);
+	tcase_add_loop_test(tc, test_64_qps, 0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("direct");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, iw_test_env_socket_direct,
+				  iw_test_env_default);
 	tcase_add_test(tc, test_srq_shared);
 	tcase_add_loop_test(tc, test_64_qps, 0, 2);
 	suite_add_tcase(s, tc);

@@ -573,6 +573,58 @@ START_TEST(test_responder_first)
 }
 END_TEST
 
+/*
+ * A thread that waits only in iwarp_get_cq_event (blocking, nothing else
+ * polls the channel): rounds of a Send to the server, each ended by the
+ * server's receive event. With IWARP_SOCKET_IO=direct this thread reads
+ * the message itself while it waits; the channel's fd must still show
+ * exactly the events left (none, once this one was taken).
+ */
+START_TEST(test_event_wait)
+{
+	long base = iw_mem_outstanding();
+	struct fix *f = malloc(sizeof(*f));
+	struct iwarp_wc wc;
+	struct iwarp_cq *ecq;
+	struct pollfd pfd;
+	void *ectx;
+	int i;
+
+	ck_assert_ptr_nonnull(f);
+	fix_open(f, 2, 0, 0);
+	for (i = 0; i < 50; i++) {
+		uint64_t r = 1000 + (uint64_t)i, w = 2000 + (uint64_t)i;
+
+		ck_assert_int_eq(st_post_recv(f->k.s->qp, r, f->sdst.mr,
+					      f->sdst.p + OFF, 64),
+				 0);
+		ck_assert_int_eq(iwarp_req_notify_cq(f->k.cq_s->cq, 0), 0);
+		fill(f->csrc.p + OFF, 64, (uint64_t)i);
+		ck_assert_int_eq(st_post_send(f->k.c->qp, w, IWARP_WR_SEND,
+					      IWARP_SEND_SIGNALED, f->csrc.mr,
+					      f->csrc.p + OFF, 64, 0, 0, 0),
+				 0);
+		ck_assert_int_eq(iwarp_get_cq_event(f->k.cq_s->ch, &ecq, &ectx),
+				 0);
+		ck_assert_ptr_eq(ecq, f->k.cq_s->cq);
+		iwarp_ack_cq_events(ecq, 1);
+		/* the one event was taken: the counter is back to zero */
+		pfd.fd = f->k.cq_s->ch->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+		st_poll_n(f->k.cq_s, &wc, 1);
+		st_wc_check(&wc, r, IWARP_WC_SUCCESS, IWARP_WC_RECV, 64, 0);
+		data_eq(f->sdst.p + OFF, f->csrc.p + OFF, 64);
+		st_poll_n(f->k.cq_c, &wc, 1);
+		st_wc_check(&wc, w, IWARP_WC_SUCCESS, IWARP_WC_SEND, 64, 0);
+	}
+	fix_close(f, false);
+	free(f);
+	st_wait_mem(base);
+}
+END_TEST
+
 static Suite *stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -583,6 +635,18 @@ static Suite *stack_suite(void)
 	tcase_add_loop_test(tc, test_pipelined, 0, 2);
 	tcase_add_test(tc, test_solicited_notify);
 	tcase_add_loop_test(tc, test_responder_first, 0, 2);
+	tcase_add_test(tc, test_event_wait);
+	suite_add_tcase(s, tc);
+
+	/* the same over direct sockets (IWARP_SOCKET_IO=direct) */
+	tc = tcase_create("direct");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, iw_test_env_socket_direct,
+				  iw_test_env_default);
+	tcase_add_loop_test(tc, test_all_ops, 0, 8);
+	tcase_add_loop_test(tc, test_pipelined, 0, 2);
+	tcase_add_test(tc, test_solicited_notify);
+	tcase_add_test(tc, test_event_wait);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -130,3 +130,19 @@ size_t iw_test_llp_term(uint8_t *out, uint8_t ecode, bool crc, bool markers)
 	out[n++] = (uint8_t)(c >> 24);
 	return n;
 }
+
+void iw_test_env_engines_two(void)
+{
+	ck_assert_int_eq(setenv("IWARP_ENGINES", "2", 1), 0);
+}
+
+void iw_test_env_socket_direct(void)
+{
+	ck_assert_int_eq(setenv("IWARP_SOCKET_IO", "direct", 1), 0);
+}
+
+void iw_test_env_default(void)
+{
+	unsetenv("IWARP_ENGINES");
+	unsetenv("IWARP_SOCKET_IO");
+}

@@ -75,6 +75,21 @@ IWARP_EXPORT int iwarp_destroy_comp_channel(struct iwarp_comp_channel *channel)
 	return 0;
 }
 
+/* The channel the calling thread waits on in iwarp_get_cq_event. */
+static __thread struct iw_channel *tls_wait_ch;
+
+/* Makes the fd's counter non-zero exactly while events are pending, with
+ * a system call only when that changes. Channel lock held. */
+static void channel_sync_fd(struct iw_channel *ch)
+{
+	bool on = ch->head != NULL;
+
+	if (on != ch->fd_on) {
+		verbs_efd_signal(ch->pub.fd, on);
+		ch->fd_on = on;
+	}
+}
+
 void channel_fire(struct iw_cq *cq)
 {
 	struct iw_channel *ch;
@@ -86,13 +101,16 @@ void channel_fire(struct iw_cq *cq)
 	if (!cq->on_chan_list) {
 		cq->on_chan_list = true;
 		cq->chan_next = NULL;
-		if (ch->tail) {
+		if (ch->tail)
 			ch->tail->chan_next = cq;
-		} else {
+		else
 			ch->head = cq;
-			verbs_efd_signal(ch->pub.fd, true);
-		}
 		ch->tail = cq;
+		/* fired by the thread that waits on it (its engine pass read
+		 * the message): it takes the event without the fd round trip,
+		 * and syncs the fd when it leaves */
+		if (tls_wait_ch != ch)
+			channel_sync_fd(ch);
 	}
 	pthread_mutex_unlock(&ch->lock);
 }
@@ -116,10 +134,21 @@ void channel_remove_cq(struct iw_cq *cq)
 			break;
 		}
 		cq->on_chan_list = false;
-		if (!ch->head)
-			verbs_efd_signal(ch->pub.fd, false);
+		channel_sync_fd(ch);
 	}
 	pthread_mutex_unlock(&ch->lock);
+}
+
+/* True when |arg|'s channel has an event pending. */
+static bool channel_pending(void *arg)
+{
+	struct iw_channel *ch = arg;
+	bool r;
+
+	pthread_mutex_lock(&ch->lock);
+	r = ch->head != NULL;
+	pthread_mutex_unlock(&ch->lock);
+	return r;
 }
 
 IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
@@ -137,10 +166,9 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 		c = ch->head;
 		if (c) {
 			ch->head = c->chan_next;
-			if (!ch->head) {
+			if (!ch->head)
 				ch->tail = NULL;
-				verbs_efd_signal(channel->fd, false);
-			}
+			channel_sync_fd(ch);
 			c->on_chan_list = false;
 			c->chan_next = NULL;
 			c->events_queued++;
@@ -151,9 +179,18 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 		if (c)
 			return 0;
 		/* the channel's CQs all belong to its context (create_cq) */
-		err = verbs_wait_ctx(channel->context, channel->fd);
-		if (err)
+		tls_wait_ch = ch;
+		err = verbs_wait_ctx_until(channel->context, channel->fd,
+					   channel_pending, ch);
+		tls_wait_ch = NULL;
+		if (err) {
+			/* events this thread fired and left: the fd shows them
+			 */
+			pthread_mutex_lock(&ch->lock);
+			channel_sync_fd(ch);
+			pthread_mutex_unlock(&ch->lock);
 			return err;
+		}
 	}
 }
 

@@ -127,6 +127,18 @@ static uint32_t ctx_disc_hold_ms(void)
 	return CTX_DISC_HOLD_MS;
 }
 
+/* IWARP_SOCKET_IO: "direct" = the engines read and write their plain TCP
+ * sockets with system calls on readiness (io/engine.h, direct_io), so a
+ * thread waiting in iwarp_get_cq_event receives its own messages; "ring"
+ * (the default) = io_uring operations. */
+static bool ctx_direct_io(void)
+{
+	static const char *const io[] = {"ring", "direct"};
+	const char *v = getenv("IWARP_SOCKET_IO");
+
+	return v && env_pick(v, io, 2) == 1;
+}
+
 /* IWARP_ENGINES if set and in range, else CTX_ENGINES; 1 for INLINE. */
 static unsigned int ctx_n_engines(const struct iwarp_context_attr *a)
 {
@@ -184,6 +196,7 @@ static int ctx_engines_create(struct iwarp_context *ctx)
 	eattr.mode = (enum engine_mode)ctx->attr.progress; /* same values */
 	eattr.busy_poll_us = ctx->attr.busy_poll_us;
 	eattr.congestion_control = ctx->attr.congestion_control;
+	eattr.direct_io = ctx_direct_io();
 	while (ctx->n_engines < n) {
 		struct engine *eng = engine_create(&eattr);
 

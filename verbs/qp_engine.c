@@ -198,15 +198,22 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 void engine_qp_kick(struct iw_qp *qp)
 {
 	struct conn_glue *g = NULL;
+	struct engine *eng = NULL;
 	struct qp_conn *conn;
 
 	pthread_mutex_lock(&qp->lock);
 	conn = qp->conn;
 	if (conn)
 		g = conn->glue;
-	if (g)
-		engine_work_queue(g->eng, &g->doorbell);
+	if (g) {
+		/* with direct sockets the poster may send the message itself
+		 * (engine_assist), outside the QP's lock the doorbell takes */
+		eng = g->eng;
+		engine_work_queue_quiet(eng, &g->doorbell);
+	}
 	pthread_mutex_unlock(&qp->lock);
+	if (eng)
+		engine_assist(eng);
 	if (conn && !g)
 		qp_conn_sq_kick(conn); /* driven in place (tests) */
 }

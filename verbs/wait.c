@@ -35,12 +35,66 @@ static int fd_poll(int fd, int ms)
 	return r > 0;
 }
 
+/*
+ * Direct sockets (IWARP_SOCKET_IO=direct, one engine): this thread reads
+ * the sockets while it waits, so the message it waits for wakes it alone
+ * (io/engine.h, engine_drive_begin). Returns as verbs_wait_ctx, or
+ * -EOPNOTSUPP / -EBUSY when it cannot drive (the caller waits on |fd|).
+ */
+static int wait_driving(struct engine *eng, int fd, bool nonblock,
+			bool (*ready)(void *arg), void *arg)
+{
+	struct pollfd pfd[2];
+	bool edges = false;
+	int efd, r;
+
+	efd = engine_drive_begin(eng);
+	if (efd < 0)
+		return efd;
+	pfd[0].fd = fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = efd;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		engine_drive_pass(eng, edges);
+		if (ready && ready(arg)) {
+			r = 0;
+			break;
+		}
+		do {
+			pfd[0].revents = pfd[1].revents = 0;
+			r = poll(pfd, 2, nonblock ? 0 : -1);
+		} while (r < 0 && errno == EINTR && !iw_wait_interrupted());
+		if (r < 0) {
+			r = -errno;
+			break;
+		}
+		if (pfd[0].revents) {
+			r = 0;
+			break;
+		}
+		if (!pfd[1].revents && nonblock) {
+			r = -EAGAIN;
+			break;
+		}
+		edges = pfd[1].revents != 0;
+	}
+	engine_drive_end(eng);
+	return r;
+}
+
 int verbs_wait_fd(int fd)
 {
 	return verbs_wait_ctx(NULL, fd);
 }
 
 int verbs_wait_ctx(struct iwarp_context *ctx, int fd)
+{
+	return verbs_wait_ctx_until(ctx, fd, NULL, NULL);
+}
+
+int verbs_wait_ctx_until(struct iwarp_context *ctx, int fd,
+			 bool (*ready)(void *arg), void *arg)
 {
 	bool nonblock;
 	int fl, r;
@@ -49,6 +103,12 @@ int verbs_wait_ctx(struct iwarp_context *ctx, int fd)
 	if (fl < 0)
 		return -errno;
 	nonblock = (fl & O_NONBLOCK) != 0;
+	if (ctx && ctx->attr.progress != IWARP_PROGRESS_INLINE &&
+	    ctx->n_engines == 1) {
+		r = wait_driving(ctx->engine, fd, nonblock, ready, arg);
+		if (r != -EOPNOTSUPP && r != -EBUSY)
+			return r;
+	}
 	if (!ctx || ctx->attr.progress != IWARP_PROGRESS_INLINE) {
 		if (nonblock)
 			return -EAGAIN;
@@ -64,6 +124,8 @@ int verbs_wait_ctx(struct iwarp_context *ctx, int fd)
 		r = engine_run_once(ctx->engine, 0);
 		if (r < 0)
 			return r;
+		if (ready && ready(arg))
+			return 0;
 		r = fd_poll(fd, nonblock ? 0 : VERBS_INLINE_WAIT_MS);
 		if (r)
 			return r < 0 ? r : 0;

@@ -15,7 +15,10 @@
  * Waits until the eventfd-style |fd| of |ctx| (async fd, completion channel)
  * is readable. Any thread.
  *
- * Threaded progress modes (or |ctx| NULL): sleeps in poll() (verbs_wait_fd).
+ * Threaded progress modes (or |ctx| NULL): sleeps in poll() (verbs_wait_fd);
+ * with direct sockets (IWARP_SOCKET_IO=direct, one engine) it polls them
+ * too and reads them itself (io/engine.h, engine_drive_begin), so the
+ * message that ends the wait wakes this thread alone.
  * IWARP_PROGRESS_INLINE: nobody else runs the engine, so this drives it
  * in a loop until |fd| is readable: one non-blocking engine pass
  * (engine_run_once(eng, 0)), then a sleep in poll() on |fd| of at most
@@ -32,5 +35,14 @@
  * may have taken the entry), -EAGAIN, or -errno of fcntl/poll/the engine.
  */
 int verbs_wait_ctx(struct iwarp_context *ctx, int fd);
+
+/*
+ * verbs_wait_ctx, which also returns 0 as soon as |ready|(|arg|) is true
+ * (checked after each engine pass of this thread): what this thread's own
+ * passes produce may not make |fd| readable (iwarp_get_cq_event's
+ * channel, see comp_channel.c). |ready| NULL = verbs_wait_ctx.
+ */
+int verbs_wait_ctx_until(struct iwarp_context *ctx, int fd,
+			 bool (*ready)(void *arg), void *arg);
 
 #endif /* IWARP_VERBS_WAIT_H */
