@@ -47,8 +47,10 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 	    (!o->latency || o->cq_wait == BW_WAIT_EVENT) &&
 	    !d->inline_progress) {
 		d->chan = iwarp_create_comp_channel(d->ctx);
-		/* the BW loops poll(2) it and drain it without blocking */
-		if (!d->chan || bw_fd_nonblock(d->chan->fd))
+		/* the BW loops poll(2) it and drain it without blocking; the
+		 * latency loops block in iwarp_get_cq_event, as perftest's
+		 * -e does in ibv_get_cq_event */
+		if (!d->chan || (!o->latency && bw_fd_nonblock(d->chan->fd)))
 			goto fail;
 	}
 	cqe = (o->tx_depth + 8) * d->n;

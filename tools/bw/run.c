@@ -782,6 +782,24 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
 }
 
 /*
+ * Latency loops with -e: blocks in iwarp_get_cq_event on the (blocking)
+ * channel fd, as perftest does; the stop signals' handler ends the wait
+ * with -EINTR. A thread blocked there may be the one that reads the
+ * message (IWARP_SOCKET_IO=direct).
+ */
+static int chan_wait(struct bw_data *d)
+{
+	struct iwarp_cq *cq;
+	void *ctx;
+	int rc = iwarp_get_cq_event(d->chan, &cq, &ctx);
+
+	if (rc)
+		return rc == -EINTR && !bw_stopping() ? 0 : rc;
+	iwarp_ack_cq_events(cq, 1);
+	return 0;
+}
+
+/*
  * Waits for one completion on |cq| (latency loops): spins (bw_poll_one),
  * or with -e (d->chan) sleeps on the completion channel: poll, arm, poll
  * again (a completion pushed before the arm fires no event), sleep.
@@ -804,7 +822,7 @@ static int lat_wait(struct bw_data *d, struct iwarp_cq *cq, struct iwarp_wc *wc)
 		n = iwarp_poll_cq(cq, 1, wc);
 		if (n != 0)
 			return n < 0 ? n : 0;
-		rc = chan_sleep(d, BW_SLEEP_MS);
+		rc = chan_wait(d);
 		if (rc)
 			return rc;
 	}
