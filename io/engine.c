@@ -45,6 +45,11 @@
 #ifndef ENGINE_DRIVE_GRACE_NS
 #define ENGINE_DRIVE_GRACE_NS 200000u
 #endif
+/* The timer that ends the grace period wakes the progress thread; when it
+ * finds a driver in again (a thread that waits for every message), the
+ * period doubles up to this, so such a thread costs the progress thread a
+ * few hundred wake-ups a second at most; a hand-back resets it. */
+#define ENGINE_DRIVE_GRACE_MAX_NS (16u * ENGINE_DRIVE_GRACE_NS)
 
 /* The engine whose loop the current thread runs (NULL: none). */
 static __thread struct engine *tls_engine;
@@ -659,7 +664,7 @@ void engine_drive_end(struct engine *eng)
 	 * message costs a timer system call per grace period, not per
 	 * message */
 	if (!atomic_exchange(&eng->tfd_armed, true))
-		engine_tfd_arm(eng, ENGINE_DRIVE_GRACE_NS);
+		engine_tfd_arm(eng, atomic_load(&eng->grace_ns));
 }
 
 /*
@@ -672,19 +677,25 @@ void engine_drive_end(struct engine *eng)
 static void engine_take_sockets(struct engine *eng)
 {
 	struct epoll_event ev;
-	uint64_t v, since;
+	uint64_t v, since, grace;
 
 	if (read(eng->tfd, &v, sizeof(v)) != (ssize_t)sizeof(v))
 		return;
 	atomic_store(&eng->tfd_armed, false);
-	if (atomic_load(&eng->driver))
-		return;
-	since = engine_now_ns() - atomic_load(&eng->drive_end_ns);
-	if (since < ENGINE_DRIVE_GRACE_NS) {
-		if (!atomic_exchange(&eng->tfd_armed, true))
-			engine_tfd_arm(eng, ENGINE_DRIVE_GRACE_NS - since);
+	grace = atomic_load(&eng->grace_ns);
+	if (atomic_load(&eng->driver)) {
+		/* woken for nothing: wait longer next time */
+		if (grace < ENGINE_DRIVE_GRACE_MAX_NS)
+			atomic_store(&eng->grace_ns, 2 * grace);
 		return;
 	}
+	since = engine_now_ns() - atomic_load(&eng->drive_end_ns);
+	if (since < grace) {
+		if (!atomic_exchange(&eng->tfd_armed, true))
+			engine_tfd_arm(eng, grace - since);
+		return;
+	}
+	atomic_store(&eng->grace_ns, ENGINE_DRIVE_GRACE_NS);
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	pthread_mutex_lock(&eng->ps_lock);
@@ -715,11 +726,16 @@ void engine_assist(struct engine *eng)
 {
 	if (!eng->direct || engine_in_thread(eng))
 		return;
-	/* The progress thread asleep and nobody else in: run the work here
-	 * (no wake-up). Otherwise whoever is in runs it, or the bell wakes
-	 * the sleeper (Dekker as engine_work_queue: it looks at work_in after
-	 * announcing its sleep). */
-	if (atomic_load(&eng->sleeping) &&
+	/* While the sockets are with the waiting threads (a driver is in,
+	 * or left less than the grace period ago: an event-driven program)
+	 * and the progress thread sleeps and nobody else is in, run the work
+	 * here (no wake-up). Not while the progress thread has the sockets:
+	 * a program that streams posts faster than one system call each, and
+	 * the progress thread gathers what accumulated into one sendmsg.
+	 * Otherwise whoever is in runs it, or the bell wakes the sleeper
+	 * (Dekker as engine_work_queue: it looks at work_in after announcing
+	 * its sleep). */
+	if (!atomic_load(&eng->ps_sockets) && atomic_load(&eng->sleeping) &&
 	    pthread_mutex_trylock(&eng->run_lock) == 0) {
 		engine_foreign_pass(eng, false);
 		return;
@@ -985,6 +1001,7 @@ struct engine *engine_create(const struct engine_attr *attr)
 	atomic_init(&eng->driver, false);
 	atomic_init(&eng->tfd_armed, false);
 	atomic_init(&eng->drive_end_ns, 0);
+	atomic_init(&eng->grace_ns, ENGINE_DRIVE_GRACE_NS);
 	pthread_mutex_init(&eng->ps_lock, NULL);
 	if (eng->direct) {
 		struct epoll_event ev;

@@ -93,9 +93,10 @@ struct engine {
 	 * pending at most, |drive_end_ns| is when the last driver left. */
 	int tfd;
 	pthread_mutex_t ps_lock;
-	bool ps_sockets;
+	atomic_bool ps_sockets;
 	atomic_bool tfd_armed;
 	_Atomic uint64_t drive_end_ns;
+	_Atomic uint64_t grace_ns; /* the grace period now */
 
 	/* live objects, aborted at destroy */
 	struct engine_obj objs;

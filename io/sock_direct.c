@@ -29,12 +29,12 @@ struct sockd_be {
 	struct engine_pollee pe;
 	struct engine_work work; /* does the pending I/O, reports it */
 	struct msghdr rx_msg, tx_msg;
-	size_t rx_len;		   /* octets the receive asks for */
-	bool rx_want, tx_want;	   /* an op started, not completed */
-	bool readable, writable;   /* no EAGAIN since the last edge */
-	bool rx_cancel;		   /* cancel_rx: end the receive empty */
-	bool hup;		   /* FIN or error seen: reads never block */
-	bool in_work, dying;	   /* destroy() inside the work / done */
+	size_t rx_len;		 /* octets the receive asks for */
+	bool rx_want, tx_want;	 /* an op started, not completed */
+	bool readable, writable; /* no EAGAIN since the last edge */
+	bool rx_cancel;		 /* cancel_rx: end the receive empty */
+	bool hup;		 /* FIN or error seen: reads never block */
+	bool in_work, dying;	 /* destroy() inside the work / done */
 #if IW_TSAN
 	char *tsan_wire;
 #endif

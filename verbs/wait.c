@@ -36,13 +36,15 @@ static int fd_poll(int fd, int ms)
 }
 
 /*
- * Direct sockets (IWARP_SOCKET_IO=direct, one engine): this thread reads
- * the sockets while it waits, so the message it waits for wakes it alone
- * (io/engine.h, engine_drive_begin). Returns as verbs_wait_ctx, or
- * -EOPNOTSUPP / -EBUSY when it cannot drive (the caller waits on |fd|).
+ * Direct sockets (IWARP_SOCKET_IO=direct, one engine), blocking |fd|:
+ * this thread reads the sockets while it waits, so the message it waits
+ * for wakes it alone (io/engine.h, engine_drive_begin). Returns as
+ * verbs_wait_ctx, or -EOPNOTSUPP / -EBUSY when it cannot drive (the
+ * caller waits on |fd|). A non-blocking fd is a program that polls it
+ * itself (a BW loop draining its channel): it never drives.
  */
-static int wait_driving(struct engine *eng, int fd, bool nonblock,
-			bool (*ready)(void *arg), void *arg)
+static int wait_driving(struct engine *eng, int fd, bool (*ready)(void *arg),
+			void *arg)
 {
 	struct pollfd pfd[2];
 	bool edges = false;
@@ -63,7 +65,7 @@ static int wait_driving(struct engine *eng, int fd, bool nonblock,
 		}
 		do {
 			pfd[0].revents = pfd[1].revents = 0;
-			r = poll(pfd, 2, nonblock ? 0 : -1);
+			r = poll(pfd, 2, -1);
 		} while (r < 0 && errno == EINTR && !iw_wait_interrupted());
 		if (r < 0) {
 			r = -errno;
@@ -71,10 +73,6 @@ static int wait_driving(struct engine *eng, int fd, bool nonblock,
 		}
 		if (pfd[0].revents) {
 			r = 0;
-			break;
-		}
-		if (!pfd[1].revents && nonblock) {
-			r = -EAGAIN;
 			break;
 		}
 		edges = pfd[1].revents != 0;
@@ -104,8 +102,8 @@ int verbs_wait_ctx_until(struct iwarp_context *ctx, int fd,
 		return -errno;
 	nonblock = (fl & O_NONBLOCK) != 0;
 	if (ctx && ctx->attr.progress != IWARP_PROGRESS_INLINE &&
-	    ctx->n_engines == 1) {
-		r = wait_driving(ctx->engine, fd, nonblock, ready, arg);
+	    ctx->n_engines == 1 && !nonblock) {
+		r = wait_driving(ctx->engine, fd, ready, arg);
 		if (r != -EOPNOTSUPP && r != -EBUSY)
 			return r;
 	}
