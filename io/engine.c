@@ -101,7 +101,7 @@ void engine_submit(struct engine *eng)
 {
 	/* A thread driving a direct engine leaves its SQEs to the progress
 	 * thread (engine_drive_pass rings it). */
-	if (eng->has_thread && !tls_progress)
+	if (eng->mode != ENGINE_MODE_INLINE && !tls_progress)
 		return;
 	if (io_uring_sq_ready(&eng->ring) > 0)
 		io_uring_submit(&eng->ring);
