@@ -154,13 +154,34 @@ static int sock_send(struct io_backend *be, const struct iovec *iov, int cnt)
 	return 0;
 }
 
-static int sock_shutdown(struct io_backend *be)
+int sock_fd_shutdown_wr(int fd)
 {
-	struct sock_be *s = (struct sock_be *)be;
-
-	if (shutdown(s->fd, SHUT_WR) < 0 && errno != ENOTCONN)
+	if (shutdown(fd, SHUT_WR) < 0 && errno != ENOTCONN)
 		return -errno;
 	return 0;
+}
+
+int sock_fd_mss(int fd)
+{
+	int mss = 0;
+	socklen_t len = sizeof(mss);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) < 0)
+		return -errno;
+	return mss;
+}
+
+void sock_fd_reset_on_close(int fd)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	/* RST: the peer learns at once that the stream is gone */
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+static int sock_shutdown(struct io_backend *be)
+{
+	return sock_fd_shutdown_wr(((struct sock_be *)be)->fd);
 }
 
 static void sock_cancel(struct io_backend *be)
@@ -197,12 +218,8 @@ static void sock_destroy(struct io_backend *be, bool abort)
 {
 	struct sock_be *s = (struct sock_be *)be;
 
-	if (abort) {
-		struct linger lg = {.l_onoff = 1, .l_linger = 0};
-
-		/* RST: the peer learns at once that the stream is gone */
-		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	}
+	if (abort)
+		sock_fd_reset_on_close(s->fd);
 	if (s->rx_busy || s->tx_busy) {
 		s->dying = true;
 		sock_cancel(be);
@@ -213,13 +230,7 @@ static void sock_destroy(struct io_backend *be, bool abort)
 
 static int sock_mss(struct io_backend *be)
 {
-	struct sock_be *s = (struct sock_be *)be;
-	int mss = 0;
-	socklen_t len = sizeof(mss);
-
-	if (getsockopt(s->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) < 0)
-		return -errno;
-	return mss;
+	return sock_fd_mss(((struct sock_be *)be)->fd);
 }
 
 static const struct io_backend_ops sock_ops = {

@@ -9,8 +9,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -173,11 +171,7 @@ static int sockd_send(struct io_backend *be, const struct iovec *iov, int cnt)
 
 static int sockd_shutdown(struct io_backend *be)
 {
-	struct sockd_be *s = (struct sockd_be *)be;
-
-	if (shutdown(s->fd, SHUT_WR) < 0 && errno != ENOTCONN)
-		return -errno;
-	return 0;
+	return sock_fd_shutdown_wr(((struct sockd_be *)be)->fd);
 }
 
 static void sockd_cancel(struct io_backend *be)
@@ -206,12 +200,8 @@ static void sockd_destroy(struct io_backend *be, bool abort)
 {
 	struct sockd_be *s = (struct sockd_be *)be;
 
-	if (abort) {
-		struct linger lg = {.l_onoff = 1, .l_linger = 0};
-
-		/* RST: the peer learns at once that the stream is gone */
-		setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	}
+	if (abort)
+		sock_fd_reset_on_close(s->fd);
 	s->dying = true;
 	if (s->in_work || atomic_load(&s->work.queued))
 		return; /* the work item frees */
@@ -220,13 +210,7 @@ static void sockd_destroy(struct io_backend *be, bool abort)
 
 static int sockd_mss(struct io_backend *be)
 {
-	struct sockd_be *s = (struct sockd_be *)be;
-	int mss = 0;
-	socklen_t len = sizeof(mss);
-
-	if (getsockopt(s->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) < 0)
-		return -errno;
-	return mss;
+	return sock_fd_mss(((struct sockd_be *)be)->fd);
 }
 
 static const struct io_backend_ops sockd_ops = {

@@ -12,6 +12,12 @@
  * caller did engine_tcp_setup). NULL with errno. */
 struct io_backend *io_sock_direct_create(struct engine *eng, int fd);
 
+/* What both backends do to the socket itself: our FIN (0 or -errno), the
+ * MSS (or -errno), and making the coming close() reset the connection. */
+int sock_fd_shutdown_wr(int fd);
+int sock_fd_mss(int fd);
+void sock_fd_reset_on_close(int fd);
+
 #if IW_TSAN
 /* The address both ends of the connection on |fd| synchronize on (see
  * sock.c); |*cache| keeps it. */
