@@ -101,7 +101,10 @@ int verbs_wait_ctx_until(struct iwarp_context *ctx, int fd,
 	if (fl < 0)
 		return -errno;
 	nonblock = (fl & O_NONBLOCK) != 0;
-	if (ctx && ctx->attr.progress != IWARP_PROGRESS_INLINE &&
+	/* only a completion wait drives (|ready| set): a thread blocked in
+	 * iwarp_get_async_event for the whole run must not become the
+	 * context's reader */
+	if (ready && ctx && ctx->attr.progress != IWARP_PROGRESS_INLINE &&
 	    ctx->n_engines == 1 && !nonblock) {
 		r = wait_driving(ctx->engine, fd, ready, arg);
 		if (r != -EOPNOTSUPP && r != -EBUSY)
