@@ -439,6 +439,43 @@ void engine_pollee_del(struct engine *eng, int fd)
 	(void)epoll_ctl(eng->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+void engine_pollee_release(struct engine *eng, struct engine_pollee *pe,
+			   void (*free_fn)(struct engine_pollee *pe))
+{
+	/* seq_cst against engine_drive_wait: a driver that announces its
+	 * sleep after this load polls a set that no longer holds |pe| */
+	if (!atomic_load(&eng->drive_waiting)) {
+		free_fn(pe);
+		return;
+	}
+	pe->free_fn = free_fn;
+	pe->retired_next = eng->retired;
+	eng->retired = pe;
+}
+
+/* Frees the pollees released while a driver slept. Engine held. */
+static void engine_retired_free(struct engine *eng)
+{
+	while (eng->retired) {
+		struct engine_pollee *pe = eng->retired;
+
+		eng->retired = pe->retired_next;
+		pe->free_fn(pe);
+	}
+}
+
+/* The pollee of the fds engine_drive_watch adds: their edges only end a
+ * driver's sleep (its caller then looks at what the fd announces). */
+static void engine_watch_ready(struct engine_pollee *pe, uint32_t events)
+{
+	(void)pe;
+	(void)events;
+}
+
+static struct engine_pollee engine_watch_pollee = {
+	.ready = engine_watch_ready,
+};
+
 bool engine_direct(const struct engine *eng)
 {
 	return eng->direct;
@@ -598,7 +635,9 @@ static uint64_t engine_first_deadline(const struct engine *eng)
  * left (bounded). What only the progress thread does (submitting SQEs, timers
  * due, io_uring completions) is left to it, woken when needed.
  */
-static void engine_foreign_pass(struct engine *eng, bool edges)
+static void engine_foreign_pass_events(struct engine *eng,
+				       const struct epoll_event *ev, int n_ev,
+				       bool edges)
 {
 	struct engine *prev = tls_engine;
 	uint64_t first = engine_first_deadline(eng);
@@ -606,6 +645,15 @@ static void engine_foreign_pass(struct engine *eng, bool edges)
 	int i;
 
 	tls_engine = eng;
+	/* edges the driver took while the engine was not held: their
+	 * pollees are alive or released to |retired| (ready() sees them
+	 * dead), freed once these are handed out */
+	for (i = 0; i < n_ev; i++) {
+		struct engine_pollee *pe = ev[i].data.ptr;
+
+		pe->ready(pe, ev[i].events);
+	}
+	engine_retired_free(eng);
 	/* edges that come during the pass are the next pass's (the driver
 	 * polls |epfd|; a poster leaves them to their reader) */
 	if (edges)
@@ -620,6 +668,11 @@ static void engine_foreign_pass(struct engine *eng, bool edges)
 	pthread_mutex_unlock(&eng->run_lock);
 	if (bell)
 		engine_ring_bell(eng);
+}
+
+static void engine_foreign_pass(struct engine *eng, bool edges)
+{
+	engine_foreign_pass_events(eng, NULL, 0, edges);
 }
 
 /* Arms the hand-back timer to fire in |ns|. */
@@ -654,6 +707,43 @@ void engine_drive_pass(struct engine *eng, bool edges)
 {
 	pthread_mutex_lock(&eng->run_lock);
 	engine_foreign_pass(eng, edges);
+}
+
+int engine_drive_watch(struct engine *eng, int fd)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLET;
+	ev.data.ptr = &engine_watch_pollee;
+	if (epoll_ctl(eng->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int engine_drive_wait(struct engine *eng)
+{
+	struct epoll_event ev[64];
+	bool watched = false;
+	int i, n, err = 0;
+
+	/* the edges are taken here without the engine (the sleep must not
+	 * hold it): a pollee released meanwhile stays until they are out */
+	atomic_store(&eng->drive_waiting, true);
+	n = epoll_wait(eng->epfd, ev, 64, -1);
+	if (n < 0) {
+		err = -errno;
+		n = 0;
+	}
+	pthread_mutex_lock(&eng->run_lock);
+	atomic_store(&eng->drive_waiting, false);
+	for (i = 0; i < n; i++)
+		watched = watched || ev[i].data.ptr == &engine_watch_pollee;
+	/* a full batch: more may be ready */
+	engine_foreign_pass_events(eng, ev, n, n == 64);
+	if (err)
+		return err;
+	return watched ? 1 : 0;
 }
 
 void engine_drive_end(struct engine *eng)
@@ -1128,6 +1218,7 @@ void engine_destroy(struct engine *eng)
 		engine_teardown(eng);
 	}
 	tls_engine = NULL;
+	engine_retired_free(eng); /* no driver is left */
 	engine_timers_fini(eng);
 	io_uring_queue_exit(&eng->ring);
 	close(eng->efd);

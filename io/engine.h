@@ -153,11 +153,14 @@ int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
  * receive's completion work in the task that submitted the receive.
  *
  *   efd = engine_drive_begin(eng);     // -EBUSY: another thread drives
- *   for (;;) {
- *           engine_drive_pass(eng, e); // e: read what is ready; run work
- *           poll({my_fd, efd}) ...     // until my_fd is readable
- *   }
+ *   engine_drive_watch(eng, my_fd);    // once per fd
+ *   engine_drive_pass(eng, false);     // run the queued work
+ *   while (!what I wait for)
+ *           engine_drive_wait(eng);    // sleep, read what is ready, run
  *   engine_drive_end(eng);
+ *
+ * (or, without engine_drive_watch: poll({my_fd, efd}), then
+ * engine_drive_pass(eng, true) when efd was readable.)
  *
  * While a thread drives, the progress thread does not watch the direct
  * sockets (it still runs work, timers and io_uring completions). Any
@@ -166,9 +169,22 @@ int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
  * found the fd readable: the first pass of a wait only runs the work).
  * engine_drive_begin returns the fd to poll for readiness (>= 0),
  * -EOPNOTSUPP without direct_io (or in INLINE mode), or -EBUSY.
+ *
+ * engine_drive_watch adds an eventfd-like |fd| (readable when what the
+ * caller waits for is there; written by other threads) to the sockets'
+ * set, edge-triggered, until the fd is closed: engine_drive_wait then
+ * also ends when it becomes readable. 0 or -errno.
+ * engine_drive_wait sleeps in one epoll_wait(2) on the sockets' set and
+ * hands what it returned to the sockets, then runs the work, as a pass
+ * would: the sleep and the readiness report are one system call.
+ * Returns 1 when a watched fd became readable, 0 otherwise (a socket
+ * event, or nothing the caller waits for), -EINTR (a signal).
+ * Driver only.
  */
 int engine_drive_begin(struct engine *eng);
 void engine_drive_pass(struct engine *eng, bool edges);
+int engine_drive_watch(struct engine *eng, int fd);
+int engine_drive_wait(struct engine *eng);
 void engine_drive_end(struct engine *eng);
 
 /* True when the engine's plain sockets use direct I/O. Any thread. */

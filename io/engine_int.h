@@ -86,6 +86,10 @@ struct engine {
 	bool direct;
 	int epfd, psfd;
 	atomic_bool driver;
+	/* a driver sleeps in epoll_wait on |epfd| without the engine: the
+	 * pollees released meanwhile wait on |retired| (run_lock) */
+	atomic_bool drive_waiting;
+	struct engine_pollee *retired;
 	/* After a driver leaves, the sockets stay unwatched for a grace
 	 * period (its next wait usually comes sooner): |tfd| (in |psfd|)
 	 * then hands them back to the progress thread. |ps_lock| guards
@@ -123,12 +127,24 @@ void engine_obj_del(struct engine *eng, struct engine_obj *obj);
  */
 struct engine_pollee {
 	void (*ready)(struct engine_pollee *pe, uint32_t events);
+	/* engine_pollee_release: freed later, by free_fn */
+	struct engine_pollee *retired_next;
+	void (*free_fn)(struct engine_pollee *pe);
 };
 
 /* Adds |fd| (edge-triggered, in and out) / removes it. Engine thread.
  * 0 or -errno. */
 int engine_pollee_add(struct engine *eng, int fd, struct engine_pollee *pe);
 void engine_pollee_del(struct engine *eng, int fd);
+
+/*
+ * Frees |pe| (after engine_pollee_del) with |free_fn|: at once, or, while a
+ * driver sleeps in engine_drive_wait, when it is back: the events it took
+ * from the kernel may still name |pe| (ready() then still runs on it, so
+ * the owner must mark itself dead first). Engine held.
+ */
+void engine_pollee_release(struct engine *eng, struct engine_pollee *pe,
+			   void (*free_fn)(struct engine_pollee *pe));
 
 /* Runs due timers; returns how many fired. Engine thread. */
 int engine_timers_run(struct engine *eng, uint64_t now);

@@ -38,11 +38,16 @@ struct sockd_be {
 #endif
 };
 
+static void sockd_free_mem(struct engine_pollee *pe)
+{
+	iw_free(io_container_of(pe, struct sockd_be, pe));
+}
+
 static void sockd_free(struct sockd_be *s)
 {
 	engine_pollee_del(s->be.eng, s->fd);
 	close(s->fd);
-	iw_free(s);
+	engine_pollee_release(s->be.eng, &s->pe, sockd_free_mem);
 }
 
 static void sockd_queue(struct sockd_be *s)
@@ -130,6 +135,8 @@ static void sockd_ready(struct engine_pollee *pe, uint32_t events)
 {
 	struct sockd_be *s = io_container_of(pe, struct sockd_be, pe);
 
+	if (s->dying)
+		return; /* an edge a driver took before we went (released) */
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 		s->readable = true;
 	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))

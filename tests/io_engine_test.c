@@ -17,12 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "io/backend.h"
 #include "io/engine.h"
+#include "io/engine_int.h"
 #include "io/ep.h"
 #include "io/net.h"
 #include "io/testio.h"
@@ -1193,6 +1195,119 @@ START_TEST(test_direct_drive)
 }
 END_TEST
 
+static void *efd_poke(void *arg)
+{
+	uint64_t one = 1;
+
+	ck_assert_int_eq(write(*(int *)arg, &one, sizeof(one)), sizeof(one));
+	return NULL;
+}
+
+/*
+ * engine_drive_wait: the sleep and the readiness report in one call. A
+ * socket's bytes are read by the driver within its wait (0); a watched
+ * eventfd written by another thread ends the wait (1).
+ */
+START_TEST(test_direct_drive_wait)
+{
+	long mem0 = iw_mem_outstanding();
+	static struct drv d;
+	pthread_t th;
+	int sp[2], wfd, r, i;
+
+	memset(&d, 0, sizeof(d));
+	g_direct = true;
+	d.eng = mk_engine(modes[_i]);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
+			 0);
+	d.fd = sp[0];
+	ck_assert_int_eq(engine_call_sync(d.eng, drv_open, &d), 0);
+	ck_assert_int_eq(write(sp[1], "a", 1), 1);
+	ck_assert(drv_wait_total(&d, 1));
+	wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ck_assert_int_ge(wfd, 0);
+
+	ck_assert_int_ge(engine_drive_begin(d.eng), 0);
+	ck_assert_int_eq(engine_drive_watch(d.eng, wfd), 0);
+	ck_assert_int_eq(engine_drive_watch(d.eng, wfd), 0); /* already in */
+	engine_drive_pass(d.eng, false);
+	ck_assert_int_eq(write(sp[1], "hello", 5), 5);
+	/* each wait returns on an edge; the bytes bring at least one */
+	for (i = 0; i < 100 && atomic_load(&d.total) < 6; i++)
+		ck_assert_int_ge(engine_drive_wait(d.eng), 0);
+	ck_assert_uint_eq(atomic_load(&d.total), 6);
+	ck_assert(pthread_equal(d.reader, pthread_self()));
+
+	ck_assert_int_eq(pthread_create(&th, NULL, efd_poke, &wfd), 0);
+	r = 0;
+	for (i = 0; i < 100 && r == 0; i++)
+		r = engine_drive_wait(d.eng);
+	ck_assert_int_eq(r, 1);
+	pthread_join(th, NULL);
+	engine_drive_end(d.eng);
+
+	/* the progress thread reads again after the driver left */
+	ck_assert_int_eq(write(sp[1], "world", 5), 5);
+	ck_assert(drv_wait_total(&d, 11));
+	ck_assert_int_eq(engine_call_sync(d.eng, drv_close, &d), 0);
+	close(sp[1]);
+	close(wfd);
+	engine_destroy(d.eng);
+	g_direct = false;
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+END_TEST
+
+struct relp {
+	struct engine_pollee pe;
+	int freed;
+};
+
+static void relp_free(struct engine_pollee *pe)
+{
+	io_container_of(pe, struct relp, pe)->freed++;
+}
+
+/*
+ * engine_pollee_release: a pollee released while a driver sleeps in
+ * engine_drive_wait (whose events may name it) is freed only when that
+ * driver is back with the engine; otherwise at once.
+ */
+START_TEST(test_direct_release_deferred)
+{
+	struct relp a = {.freed = 0}, b = {.freed = 0};
+	struct engine *eng;
+	uint64_t one = 1;
+	int wfd;
+
+	g_direct = true;
+	eng = mk_engine(ENGINE_MODE_ADAPTIVE);
+	wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ck_assert_int_ge(wfd, 0);
+
+	pthread_mutex_lock(&eng->run_lock);
+	engine_pollee_release(eng, &a.pe, relp_free);
+	ck_assert_int_eq(a.freed, 1);
+	/* as if a driver slept in epoll_wait */
+	atomic_store(&eng->drive_waiting, true);
+	engine_pollee_release(eng, &b.pe, relp_free);
+	pthread_mutex_unlock(&eng->run_lock);
+	ck_assert_int_eq(b.freed, 0);
+
+	ck_assert_int_ge(engine_drive_begin(eng), 0);
+	ck_assert_int_eq(engine_drive_watch(eng, wfd), 0);
+	ck_assert_int_eq(write(wfd, &one, sizeof(one)), sizeof(one));
+	ck_assert_int_eq(engine_drive_wait(eng), 1);
+	engine_drive_end(eng);
+	ck_assert_int_eq(b.freed, 1);
+	ck_assert(!atomic_load(&eng->drive_waiting));
+
+	close(wfd);
+	engine_destroy(eng);
+	g_direct = false;
+}
+END_TEST
+
 /* An engine without direct_io, or an INLINE one, has nobody to drive it
  * from outside: engine_drive_begin says so. */
 START_TEST(test_direct_drive_unsupported)
@@ -1425,6 +1540,8 @@ static Suite *io_engine_suite(void)
 	tcase_add_test(tc, test_direct_assist);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("direct_api");
+	tcase_add_loop_test(tc, test_direct_drive_wait, 0, 3);
+	tcase_add_test(tc, test_direct_release_deferred);
 	tcase_add_test(tc, test_direct_drive_unsupported);
 	suite_add_tcase(s, tc);
 	return s;

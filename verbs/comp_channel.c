@@ -181,7 +181,8 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 		/* the channel's CQs all belong to its context (create_cq) */
 		tls_wait_ch = ch;
 		err = verbs_wait_ctx_until(channel->context, channel->fd,
-					   channel_pending, ch);
+					   channel_pending, ch,
+					   &ch->fd_watched);
 		tls_wait_ch = NULL;
 		if (err) {
 			/* events this thread fired and left: the fd shows them

@@ -308,6 +308,7 @@ struct iw_channel {
 	pthread_mutex_t lock;	   /* the pending list and the fd's counter */
 	struct iw_cq *head, *tail; /* CQs with a pending event, oldest first */
 	bool fd_on;		   /* the fd's counter is non-zero */
+	bool fd_watched; /* the fd is in the engine's sockets' set (wait.c) */
 };
 
 static inline struct iw_channel *channel_from_pub(struct iwarp_comp_channel *ch)

@@ -42,9 +42,13 @@ static int fd_poll(int fd, int ms)
  * verbs_wait_ctx, or -EOPNOTSUPP / -EBUSY when it cannot drive (the
  * caller waits on |fd|). A non-blocking fd is a program that polls it
  * itself (a BW loop draining its channel): it never drives.
+ *
+ * With |fd| in the sockets' set (|*fd_watched|, engine_drive_watch), the
+ * sleep and the sockets' readiness are one epoll_wait(2); otherwise a
+ * poll(2) on both fds comes before each reading pass.
  */
-static int wait_driving(struct engine *eng, int fd, bool (*ready)(void *arg),
-			void *arg)
+static int wait_driving(struct engine *eng, int fd, bool *fd_watched,
+			bool (*ready)(void *arg), void *arg)
 {
 	struct pollfd pfd[2];
 	bool edges = false;
@@ -53,13 +57,34 @@ static int wait_driving(struct engine *eng, int fd, bool (*ready)(void *arg),
 	efd = engine_drive_begin(eng);
 	if (efd < 0)
 		return efd;
+	/* |*fd_watched| is the driver's: one at a time */
+	if (fd_watched && !*fd_watched && engine_drive_watch(eng, fd) == 0)
+		*fd_watched = true;
+	if (fd_watched && *fd_watched) {
+		engine_drive_pass(eng, false);
+		for (;;) {
+			if (ready(arg)) {
+				r = 0;
+				break;
+			}
+			r = engine_drive_wait(eng);
+			if (r == -EINTR && !iw_wait_interrupted())
+				continue;
+			if (r != 0) {
+				r = r < 0 ? r : 0; /* 1: |fd| is readable */
+				break;
+			}
+		}
+		engine_drive_end(eng);
+		return r;
+	}
 	pfd[0].fd = fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = efd;
 	pfd[1].events = POLLIN;
 	for (;;) {
 		engine_drive_pass(eng, edges);
-		if (ready && ready(arg)) {
+		if (ready(arg)) {
 			r = 0;
 			break;
 		}
@@ -88,11 +113,11 @@ int verbs_wait_fd(int fd)
 
 int verbs_wait_ctx(struct iwarp_context *ctx, int fd)
 {
-	return verbs_wait_ctx_until(ctx, fd, NULL, NULL);
+	return verbs_wait_ctx_until(ctx, fd, NULL, NULL, NULL);
 }
 
 int verbs_wait_ctx_until(struct iwarp_context *ctx, int fd,
-			 bool (*ready)(void *arg), void *arg)
+			 bool (*ready)(void *arg), void *arg, bool *fd_watched)
 {
 	bool nonblock;
 	int fl, r;
@@ -106,7 +131,7 @@ int verbs_wait_ctx_until(struct iwarp_context *ctx, int fd,
 	 * context's reader */
 	if (ready && ctx && ctx->attr.progress != IWARP_PROGRESS_INLINE &&
 	    ctx->n_engines == 1 && !nonblock) {
-		r = wait_driving(ctx->engine, fd, ready, arg);
+		r = wait_driving(ctx->engine, fd, fd_watched, ready, arg);
 		if (r != -EOPNOTSUPP && r != -EBUSY)
 			return r;
 	}

@@ -41,8 +41,11 @@ int verbs_wait_ctx(struct iwarp_context *ctx, int fd);
  * (checked after each engine pass of this thread): what this thread's own
  * passes produce may not make |fd| readable (iwarp_get_cq_event's
  * channel, see comp_channel.c). |ready| NULL = verbs_wait_ctx.
+ * |fd_watched| (may be NULL) is the caller's record that |fd| was added
+ * to the direct sockets' set (engine_drive_watch; false at first), kept
+ * with |fd| and guarded by the one-driver rule.
  */
 int verbs_wait_ctx_until(struct iwarp_context *ctx, int fd,
-			 bool (*ready)(void *arg), void *arg);
+			 bool (*ready)(void *arg), void *arg, bool *fd_watched);
 
 #endif /* IWARP_VERBS_WAIT_H */
