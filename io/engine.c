@@ -453,9 +453,13 @@ void engine_pollee_release(struct engine *eng, struct engine_pollee *pe,
 	eng->retired = pe;
 }
 
-/* Frees the pollees released while a driver slept. Engine held. */
+/* Frees the pollees released while a driver slept, once it is back (a
+ * poster's assist may hold the engine while it still sleeps). Engine
+ * held. */
 static void engine_retired_free(struct engine *eng)
 {
+	if (atomic_load(&eng->drive_waiting))
+		return;
 	while (eng->retired) {
 		struct engine_pollee *pe = eng->retired;
 

@@ -1271,7 +1271,8 @@ static void relp_free(struct engine_pollee *pe)
 /*
  * engine_pollee_release: a pollee released while a driver sleeps in
  * engine_drive_wait (whose events may name it) is freed only when that
- * driver is back with the engine; otherwise at once.
+ * driver is back with the engine, not by a pass of another thread
+ * meanwhile; with no driver asleep, at once.
  */
 START_TEST(test_direct_release_deferred)
 {
@@ -1292,6 +1293,9 @@ START_TEST(test_direct_release_deferred)
 	atomic_store(&eng->drive_waiting, true);
 	engine_pollee_release(eng, &b.pe, relp_free);
 	pthread_mutex_unlock(&eng->run_lock);
+	ck_assert_int_eq(b.freed, 0);
+	/* another thread's pass (a poster's assist) meanwhile: still kept */
+	engine_drive_pass(eng, false);
 	ck_assert_int_eq(b.freed, 0);
 
 	ck_assert_int_ge(engine_drive_begin(eng), 0);
