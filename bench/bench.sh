@@ -557,7 +557,7 @@ fi
 if [ "$ONLY" != lat ] && [ "$ONLY" != bw ] || [ "$ONLY" = rows ]; then
 echo "Measuring the rows: 64 B message rate, event-mode ping-pong, many QPs, memory, connect rate ..."
 for f in raw.mr iw.mr raw.pp.med raw.pp.p99 raw.pp.cpu iw.ev.med iw.ev.p99 iw.ev.cpu \
-	dx.ev.med dx.ev.p99 dx.ev.cpu; do
+	dx.ev.med dx.ev.p99 dx.ev.cpu raw.pp2.med raw.pp2.p99 raw.pp2.cpu; do
 	: >"$TMP/$f"
 done
 r=0
@@ -574,6 +574,14 @@ while [ $r -lt "$RUNS" ]; do
 	echo "$line" | json_get rtt_median >>"$TMP/raw.pp.med"
 	echo "$line" | json_get rtt_p99 >>"$TMP/raw.pp.p99"
 	echo "$line" | json_get cpu_per_rtt_us >>"$TMP/raw.pp.cpu"
+	# the same with the echo end in a second process, as iwarp_bw's
+	# client and server are (a context baseline: on a shared core each
+	# round trip then also switches address spaces)
+	# shellcheck disable=SC2086
+	line=$(raw_run pingpong -s 8 -n 5000 --procs $CCARG)
+	echo "$line" | json_get rtt_median >>"$TMP/raw.pp2.med"
+	echo "$line" | json_get rtt_p99 >>"$TMP/raw.pp2.p99"
+	echo "$line" | json_get cpu_per_rtt_us >>"$TMP/raw.pp2.cpu"
 	# shellcheck disable=SC2086
 	if line=$(iw_run --test send --latency -e -s 8 -n 5000 $CCARG); then
 		scale "$(echo "$line" | json_get t_typical)" 2 >>"$TMP/iw.ev.med"
@@ -765,10 +773,13 @@ fi
 row "64 KiB Write, markers / no markers" "$(ratio "$(med "iw.bw.write.m.65536")" "$(med "iw.bw.write.0.65536")")" ">=" 0.85
 row "event-mode 8 B RTT p99 / raw blocking RTT p99" "$(ratio "$(med iw.ev.p99)" "$(med raw.pp.p99)")" "<=" 2.0 "($(med iw.ev.p99) vs $(med raw.pp.p99) us)"
 row "  context: the same with IWARP_SOCKET_IO=direct" "$(ratio "$(med dx.ev.p99)" "$(med raw.pp.p99)")" "<=" 2.0 "($(med dx.ev.p99) us)"
+row "  context: direct / raw with two processes" "$(ratio "$(med dx.ev.p99)" "$(med raw.pp2.p99)")" "<=" 2.0 "($(med dx.ev.p99) vs $(med raw.pp2.p99) us)"
 row "CPU per round trip, event mode / raw blocking" "$(ratio "$(med iw.ev.cpu)" "$(med raw.pp.cpu)")" "<=" 1.5 "($(med iw.ev.cpu) vs $(med raw.pp.cpu) us)"
 row "  context: the same with IWARP_SOCKET_IO=direct" "$(ratio "$(med dx.ev.cpu)" "$(med raw.pp.cpu)")" "<=" 1.5 "($(med dx.ev.cpu) us)"
+row "  context: direct / raw with two processes" "$(ratio "$(med dx.ev.cpu)" "$(med raw.pp2.cpu)")" "<=" 1.5 "($(med dx.ev.cpu) vs $(med raw.pp2.cpu) us)"
 row "event-mode 8 B RTT median / raw blocking median" "$(ratio "$(med iw.ev.med)" "$(med raw.pp.med)")" "<=" 1.3 "($(med iw.ev.med) vs $(med raw.pp.med) us)"
 row "  context: the same with IWARP_SOCKET_IO=direct" "$(ratio "$(med dx.ev.med)" "$(med raw.pp.med)")" "<=" 1.3 "($(med dx.ev.med) us)"
+row "  context: direct / raw with two processes" "$(ratio "$(med dx.ev.med)" "$(med raw.pp2.med)")" "<=" 1.3 "($(med dx.ev.med) vs $(med raw.pp2.med) us)"
 row "memory (RSS) per idle connected QP, ${IW_RSS_Q:-?} QPs, KiB (absolute)" "${IW_RSS:-n/a}" "<=" 64 "${RSS_NOTE:+(10,000 QPs failed: $RSS_NOTE)}"
 row "connections per second / raw TCP connect+accept (${IW_CONN_Q:-?})" "$(ratio "${IW_CONN:-n/a}" "${RAW_CONN:-n/a}")" ">=" 0.3 "(${IW_CONN:-n/a} vs ${RAW_CONN:-n/a} /s)"
 row "CPU seconds per GB, 64 KiB Write / raw" "$(ratio "$(med "iw.cpugb.65536")" "$(med "raw.cpugb.65536")")" "<=" 1.3 "($(med "iw.cpugb.65536") vs $(med "raw.cpugb.65536") s/GB)"

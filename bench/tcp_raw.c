@@ -710,7 +710,7 @@ static void usage(FILE *f)
 		"       tcp_raw lat [-s SIZE] [-n ITERS] [--poll uring|uring-ipi|recv] [OPTIONS]\n"
 		"       tcp_raw streams -P N [-s SIZE] [-D SECS]   N parallel streams (plain sockets)\n"
 		"       tcp_raw msgrate [-s 64] [-D SECS]          one record per send(2), Nagle on\n"
-		"       tcp_raw pingpong [-s 8] [-n ITERS]         blocking ping-pong, percentiles, CPU\n"
+		"       tcp_raw pingpong [-s 8] [-n ITERS] [--procs] blocking ping-pong, percentiles, CPU\n"
 		"       tcp_raw connrate -P N                      connect + accept per second\n"
 		"       tcp_raw tls [-s SIZE] [-D SECS]            one TLS 1.3 stream (OpenSSL, blocking)\n"
 		"       tcp_raw wake [--submitter sleep|spin|self] which thread a receive completion wakes\n"

@@ -4,10 +4,13 @@
  *
  *   tcp_raw streams  -P N [-s SIZE] [-D SECS]  N connections in parallel
  *   tcp_raw msgrate  [-s 64] [-D SECS]         one record per send(2)
- *   tcp_raw pingpong [-s 8] [-n ITERS]         blocking ping-pong
+ *   tcp_raw pingpong [-s 8] [-n ITERS] [--procs]  blocking ping-pong
  *   tcp_raw connrate -P N                      connect + accept rate
  *
- * All on 127.0.0.1, both ends in this process (one thread each). msgrate
+ * All on 127.0.0.1, both ends in this process (one thread each; pingpong
+ * --procs: the echo end in a child process, as iwarp_bw's two processes,
+ * so that each round trip also switches address spaces when both ends
+ * share a core). msgrate
  * leaves TCP_NODELAY off (Nagle on, as an application that does not set
  * it): the kernel coalesces records, the sender makes one send() call per
  * record. streams and pingpong set TCP_NODELAY. CPU figures are getrusage
@@ -28,6 +31,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +47,7 @@ struct popts {
 	unsigned long conns;
 	const char *cc;
 	int json;
+	int procs; /* pingpong: the echo end in a child process */
 };
 
 static void raise_nofile(void)
@@ -314,6 +319,7 @@ struct pp {
 	const struct popts *o;
 	int fd;
 	int err;
+	double cpu; /* CPU seconds over the measured round trips (--procs) */
 };
 
 static void *pp_echo(void *arg)
@@ -321,14 +327,36 @@ static void *pp_echo(void *arg)
 	struct pp *p = arg;
 	char *buf = calloc(1, p->o->size);
 	unsigned long i;
+	double c0 = 0;
 
 	for (i = 0; buf && i < p->o->iters + p->o->warm && !p->err; i++) {
+		if (i == p->o->warm)
+			c0 = cpu_now();
 		p->err = xfer(p->fd, buf, p->o->size, 0);
 		if (!p->err)
 			p->err = xfer(p->fd, buf, p->o->size, 1);
 	}
+	p->cpu = cpu_now() - c0;
 	free(buf);
 	return NULL;
+}
+
+/* --procs: the echo end in a child, which reports its error and CPU
+ * time on |wfd|. Returns the child's pid or -errno. */
+static pid_t pp_echo_fork(struct pp *echo, int other_fd, int wfd)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(other_fd);
+		pp_echo(echo);
+		_exit(write(wfd, echo, sizeof(*echo)) == (ssize_t)sizeof(*echo)
+			      ? 0
+			      : 1);
+	}
+	return pid;
 }
 
 static int cmp64(const void *a, const void *b)
@@ -348,6 +376,8 @@ static int run_pingpong(const struct popts *o)
 	pthread_t th;
 	unsigned long i, n = o->iters;
 	double c0 = 0, c1, w0 = 0, w1;
+	int pfd[2] = {-1, -1};
+	pid_t child = -1;
 
 	lfd = listen_any(&a, 1, o->cc);
 	if (lfd < 0 || !t || !buf || (r = pair(lfd, &a, o->cc, 1, &s, &c))) {
@@ -356,7 +386,15 @@ static int run_pingpong(const struct popts *o)
 	}
 	close(lfd);
 	echo.fd = s;
-	pthread_create(&th, NULL, pp_echo, &echo);
+	if (o->procs) {
+		if (pipe(pfd) < 0 || (child = pp_echo_fork(&echo, c, pfd[1])) < 0) {
+			fprintf(stderr, "tcp_raw: pingpong: no echo process\n");
+			return 1;
+		}
+		close(pfd[1]);
+	} else {
+		pthread_create(&th, NULL, pp_echo, &echo);
+	}
 	for (i = 0; i < o->warm + n && !r; i++) {
 		if (i == o->warm) {
 			c0 = cpu_now();
@@ -371,7 +409,17 @@ static int run_pingpong(const struct popts *o)
 	}
 	c1 = cpu_now();
 	w1 = (double)now_ns();
-	pthread_join(th, NULL);
+	if (o->procs) {
+		/* the child's own figures; RUSAGE_SELF above was this end's */
+		if (read(pfd[0], &echo, sizeof(echo)) != (ssize_t)sizeof(echo))
+			echo.err = -EPIPE;
+		echo.o = o;
+		c1 += echo.cpu;
+		close(pfd[0]);
+		waitpid(child, NULL, 0);
+	} else {
+		pthread_join(th, NULL);
+	}
 	if (r || echo.err) {
 		fprintf(stderr, "tcp_raw: pingpong: %s\n",
 			strerror(r ? -r : -echo.err));
@@ -437,6 +485,7 @@ int tcp_raw_plain(int argc, char **argv)
 		{"parallel", required_argument, NULL, 'P'},
 		{"cc", required_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},
+		{"procs", no_argument, NULL, 'F'},
 		{NULL, 0, NULL, 0},
 	};
 	struct popts o = {.mode = argv[1],
@@ -466,6 +515,9 @@ int tcp_raw_plain(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = 1;
+			break;
+		case 'F':
+			o.procs = 1;
 			break;
 		default:
 			return 1;
