@@ -1135,6 +1135,22 @@ static bool drv_wait_total(struct drv *d, size_t n)
 	return true;
 }
 
+/* A direct engine in |mode| with |d|'s endpoint on one end of a socket
+ * pair (|sp|[1] is the test's end), after a first octet that the
+ * progress thread received. */
+static void drv_setup(struct drv *d, enum engine_mode mode, int sp[2])
+{
+	memset(d, 0, sizeof(*d));
+	g_direct = true;
+	d->eng = mk_engine(mode);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
+			 0);
+	d->fd = sp[0];
+	ck_assert_int_eq(engine_call_sync(d->eng, drv_open, d), 0);
+	ck_assert_int_eq(write(sp[1], "a", 1), 1);
+	ck_assert(drv_wait_total(d, 1));
+}
+
 /*
  * While a thread drives, the bytes that arrive are read by that thread
  * (not by the progress thread, which would then have to wake it); once it
@@ -1149,16 +1165,7 @@ START_TEST(test_direct_drive)
 	bool edges = false;
 	int sp[2], efd;
 
-	memset(&d, 0, sizeof(d));
-	g_direct = true;
-	d.eng = mk_engine(modes[_i]);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
-			 0);
-	d.fd = sp[0];
-	ck_assert_int_eq(engine_call_sync(d.eng, drv_open, &d), 0);
-	/* the first receive is the progress thread's */
-	ck_assert_int_eq(write(sp[1], "a", 1), 1);
-	ck_assert(drv_wait_total(&d, 1));
+	drv_setup(&d, modes[_i], sp);
 
 	efd = engine_drive_begin(d.eng);
 	ck_assert_int_ge(efd, 0);
@@ -1215,15 +1222,7 @@ START_TEST(test_direct_drive_wait)
 	pthread_t th;
 	int sp[2], wfd, r, i;
 
-	memset(&d, 0, sizeof(d));
-	g_direct = true;
-	d.eng = mk_engine(modes[_i]);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
-			 0);
-	d.fd = sp[0];
-	ck_assert_int_eq(engine_call_sync(d.eng, drv_open, &d), 0);
-	ck_assert_int_eq(write(sp[1], "a", 1), 1);
-	ck_assert(drv_wait_total(&d, 1));
+	drv_setup(&d, modes[_i], sp);
 	wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ck_assert_int_ge(wfd, 0);
 
