@@ -387,7 +387,8 @@ static int run_pingpong(const struct popts *o)
 	close(lfd);
 	echo.fd = s;
 	if (o->procs) {
-		if (pipe(pfd) < 0 || (child = pp_echo_fork(&echo, c, pfd[1])) < 0) {
+		if (pipe(pfd) < 0 ||
+		    (child = pp_echo_fork(&echo, c, pfd[1])) < 0) {
 			fprintf(stderr, "tcp_raw: pingpong: no echo process\n");
 			return 1;
 		}
