@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -625,6 +626,66 @@ START_TEST(test_event_wait)
 }
 END_TEST
 
+struct poster {
+	struct fix *f;
+	uint64_t wr_id;
+	int rc;
+};
+
+static void *poster_main(void *arg)
+{
+	struct poster *p = arg;
+
+	p->rc = st_post_send(
+		p->f->k.c->qp, p->wr_id, IWARP_WR_RDMA_WRITE,
+		IWARP_SEND_SIGNALED, p->f->csrc.mr, p->f->csrc.p + OFF, 64,
+		(uintptr_t)(p->f->sdst.p + OFF), p->f->sdst.mr->rkey, 0);
+	return NULL;
+}
+
+/*
+ * The completion a thread waits for in iwarp_get_cq_event is made by
+ * another thread: here the Write's own completion, produced by whoever
+ * sends it (the poster, the progress thread, or the waiter while it reads
+ * the sockets). Each round's wait must end with exactly that event,
+ * whichever thread got there first.
+ */
+START_TEST(test_event_wait_other_poster)
+{
+	long base = iw_mem_outstanding();
+	struct fix *f = malloc(sizeof(*f));
+	struct poster p;
+	struct iwarp_wc wc;
+	struct iwarp_cq *ecq;
+	pthread_t th;
+	void *ectx;
+	int i;
+
+	ck_assert_ptr_nonnull(f);
+	fix_open(f, 2, 0, 0);
+	for (i = 0; i < 50; i++) {
+		ck_assert_int_eq(iwarp_req_notify_cq(f->k.cq_c->cq, 0), 0);
+		fill(f->csrc.p + OFF, 64, (uint64_t)i);
+		p.f = f;
+		p.wr_id = 3000 + (uint64_t)i;
+		p.rc = -1;
+		ck_assert_int_eq(pthread_create(&th, NULL, poster_main, &p), 0);
+		ck_assert_int_eq(iwarp_get_cq_event(f->k.cq_c->ch, &ecq, &ectx),
+				 0);
+		ck_assert_ptr_eq(ecq, f->k.cq_c->cq);
+		iwarp_ack_cq_events(ecq, 1);
+		pthread_join(th, NULL);
+		ck_assert_int_eq(p.rc, 0);
+		st_poll_n(f->k.cq_c, &wc, 1);
+		st_wc_check(&wc, p.wr_id, IWARP_WC_SUCCESS, IWARP_WC_RDMA_WRITE,
+			    64, 0);
+	}
+	fix_close(f, false);
+	free(f);
+	st_wait_mem(base);
+}
+END_TEST
+
 static Suite *stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -636,6 +697,7 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, test_solicited_notify);
 	tcase_add_loop_test(tc, test_responder_first, 0, 2);
 	tcase_add_test(tc, test_event_wait);
+	tcase_add_test(tc, test_event_wait_other_poster);
 	suite_add_tcase(s, tc);
 
 	/* the same over direct sockets (IWARP_SOCKET_IO=direct) */
@@ -647,6 +709,7 @@ static Suite *stack_suite(void)
 	tcase_add_loop_test(tc, test_pipelined, 0, 2);
 	tcase_add_test(tc, test_solicited_notify);
 	tcase_add_test(tc, test_event_wait);
+	tcase_add_test(tc, test_event_wait_other_poster);
 	suite_add_tcase(s, tc);
 	return s;
 }
