@@ -847,11 +847,12 @@ static Suite *cm_lifetime_suite(void)
 	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);
 	tcase_add_test(tc, test_flood_pending_cap);
 	suite_add_tcase(s, tc);
-	/* the same lifetimes over direct sockets (no io_uring operation
-	 * in flight, other threads in the engine) */
-	tc = tcase_create("direct");
+	/* the same lifetimes over io_uring sockets (the default with one
+	 * engine is direct sockets: no io_uring operation in flight, other
+	 * threads in the engine) */
+	tc = tcase_create("ring");
 	tcase_set_timeout(tc, 240);
-	tcase_add_checked_fixture(tc, iw_test_env_socket_direct,
+	tcase_add_checked_fixture(tc, iw_test_env_socket_ring,
 				  iw_test_env_default);
 	tcase_add_loop_test(tc, test_destroy_qp_then_id, 0, 4);
 	tcase_add_loop_test(tc, test_destroy_races_handoff, 0, 2);

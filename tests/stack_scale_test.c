@@ -260,9 +260,9 @@ static Suite *stack_scale_suite(void)
 	tcase_add_test(tc, test_srq_shared);
 	tcase_add_loop_test(tc, test_64_qps, 0, 2);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("direct");
+	tc = tcase_create("ring");
 	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, iw_test_env_socket_direct,
+	tcase_add_checked_fixture(tc, iw_test_env_socket_ring,
 				  iw_test_env_default);
 	tcase_add_test(tc, test_srq_shared);
 	tcase_add_loop_test(tc, test_64_qps, 0, 2);

@@ -577,7 +577,7 @@ END_TEST
 /*
  * A thread that waits only in iwarp_get_cq_event (blocking, nothing else
  * polls the channel): rounds of a Send to the server, each ended by the
- * server's receive event. With IWARP_SOCKET_IO=direct this thread reads
+ * server's receive event. With direct sockets (the default) this thread reads
  * the message itself while it waits; the channel's fd must still show
  * exactly the events left (none, once this one was taken).
  */
@@ -700,10 +700,11 @@ static Suite *stack_suite(void)
 	tcase_add_test(tc, test_event_wait_other_poster);
 	suite_add_tcase(s, tc);
 
-	/* the same over direct sockets (IWARP_SOCKET_IO=direct) */
-	tc = tcase_create("direct");
+	/* the same over io_uring sockets (IWARP_SOCKET_IO=ring; the default
+	 * with one engine is direct) */
+	tc = tcase_create("ring");
 	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, iw_test_env_socket_direct,
+	tcase_add_checked_fixture(tc, iw_test_env_socket_ring,
 				  iw_test_env_default);
 	tcase_add_loop_test(tc, test_all_ops, 0, 8);
 	tcase_add_loop_test(tc, test_pipelined, 0, 2);

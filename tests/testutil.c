@@ -136,9 +136,9 @@ void iw_test_env_engines_two(void)
 	ck_assert_int_eq(setenv("IWARP_ENGINES", "2", 1), 0);
 }
 
-void iw_test_env_socket_direct(void)
+void iw_test_env_socket_ring(void)
 {
-	ck_assert_int_eq(setenv("IWARP_SOCKET_IO", "direct", 1), 0);
+	ck_assert_int_eq(setenv("IWARP_SOCKET_IO", "ring", 1), 0);
 }
 
 void iw_test_env_default(void)

@@ -20,11 +20,12 @@ int iw_test_run_suite(Suite *s);
 /*
  * Checked fixtures for a TCase that runs its tests again with a setting
  * the library reads when a context opens: two engine threads per context
- * (IWARP_ENGINES=2), or direct socket I/O (IWARP_SOCKET_IO=direct).
+ * (IWARP_ENGINES=2), or io_uring socket I/O (IWARP_SOCKET_IO=ring; the
+ * default with one engine is direct socket I/O).
  * iw_test_env_default unsets both.
  */
 void iw_test_env_engines_two(void);
-void iw_test_env_socket_direct(void);
+void iw_test_env_socket_ring(void);
 void iw_test_env_default(void);
 
 #define IW_TEST_MAIN(suite_fn)                                                 \

@@ -129,14 +129,20 @@ static uint32_t ctx_disc_hold_ms(void)
 
 /* IWARP_SOCKET_IO: "direct" = the engines read and write their plain TCP
  * sockets with system calls on readiness (io/engine.h, direct_io), so a
- * thread waiting in iwarp_get_cq_event receives its own messages; "ring"
- * (the default) = io_uring operations. */
-static bool ctx_direct_io(void)
+ * thread waiting in iwarp_get_cq_event receives its own messages; "ring" =
+ * io_uring operations. Unset (or unknown): direct with one engine, where a
+ * waiting thread can drive it; ring with several, where only the progress
+ * threads read the sockets and the ring streams small messages faster
+ * (bench/README.md, docs/direct-sockets.md). */
+static bool ctx_direct_io(unsigned int n_engines)
 {
 	static const char *const io[] = {"ring", "direct"};
 	const char *v = getenv("IWARP_SOCKET_IO");
+	int pick = v ? env_pick(v, io, 2) : -1;
 
-	return v && env_pick(v, io, 2) == 1;
+	if (pick >= 0)
+		return pick == 1;
+	return n_engines == 1;
 }
 
 /* IWARP_ENGINES if set and in range, else CTX_ENGINES; 1 for INLINE. */
@@ -196,7 +202,7 @@ static int ctx_engines_create(struct iwarp_context *ctx)
 	eattr.mode = (enum engine_mode)ctx->attr.progress; /* same values */
 	eattr.busy_poll_us = ctx->attr.busy_poll_us;
 	eattr.congestion_control = ctx->attr.congestion_control;
-	eattr.direct_io = ctx_direct_io();
+	eattr.direct_io = ctx_direct_io(n);
 	while (ctx->n_engines < n) {
 		struct engine *eng = engine_create(&eattr);
 

@@ -36,7 +36,7 @@ static int fd_poll(int fd, int ms)
 }
 
 /*
- * Direct sockets (IWARP_SOCKET_IO=direct, one engine), blocking |fd|:
+ * Direct sockets (one engine, IWARP_SOCKET_IO unset or direct), blocking |fd|:
  * this thread reads the sockets while it waits, so the message it waits
  * for wakes it alone (io/engine.h, engine_drive_begin). Returns as
  * verbs_wait_ctx, or -EOPNOTSUPP / -EBUSY when it cannot drive (the

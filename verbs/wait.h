@@ -16,7 +16,7 @@
  * is readable. Any thread.
  *
  * Threaded progress modes (or |ctx| NULL): sleeps in poll() (verbs_wait_fd);
- * with direct sockets (IWARP_SOCKET_IO=direct, one engine) it polls them
+ * with direct sockets (one engine, IWARP_SOCKET_IO not ring) it polls them
  * too and reads them itself (io/engine.h, engine_drive_begin), so the
  * message that ends the wait wakes this thread alone.
  * IWARP_PROGRESS_INLINE: nobody else runs the engine, so this drives it

@@ -785,7 +785,7 @@ int bw_run_bw_server(struct bw_data *d, const struct bw_opts *o, uint64_t size,
  * Latency loops with -e: blocks in iwarp_get_cq_event on the (blocking)
  * channel fd, as perftest does; the stop signals' handler ends the wait
  * with -EINTR. A thread blocked there may be the one that reads the
- * message (IWARP_SOCKET_IO=direct).
+ * message (direct socket I/O, the library's default with one engine).
  */
 static int chan_wait(struct bw_data *d)
 {
