@@ -32,6 +32,7 @@ struct rec {
 	unsigned units, fpdus, errors, warnings, conns;
 	char what[MAXF][24];
 	char text[MAXF][320];
+	int sev[MAXF];
 	unsigned nf;
 	char last_unit[320];
 	char units_text[4096];
@@ -63,6 +64,7 @@ static void rec_finding(void *ctx, const struct dec_finding *f)
 	if (r->nf < MAXF) {
 		snprintf(r->what[r->nf], sizeof(r->what[0]), "%s", f->what);
 		snprintf(r->text[r->nf], sizeof(r->text[0]), "%s", f->text);
+		r->sev[r->nf] = (int)f->severity;
 		r->nf++;
 	}
 }
@@ -83,6 +85,17 @@ static bool rec_has(const struct rec *r, const char *what)
 		if (strcmp(r->what[i], what) == 0)
 			return true;
 	return false;
+}
+
+/* The severity of the first finding |what|, -1 if none. */
+static int rec_severity(const struct rec *r, const char *what)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nf; i++)
+		if (strcmp(r->what[i], what) == 0)
+			return r->sev[i];
+	return -1;
 }
 
 static struct dec_decoder *rec_decoder(struct rec *r)
@@ -733,18 +746,68 @@ START_TEST(test_siw_terminate_and_cut)
 	dec_decoder_feed_dir(d, DEC_BA, 0, DEC_TCP_SYN | DEC_TCP_ACK, NULL, 0);
 	dec_decoder_feed_dir(d, DEC_AB, 1, 0, a.b, a.len);
 	dec_decoder_feed_dir(d, DEC_BA, 1, 0, b.b, b.len);
-	/* A sends half an FPDU more, then FIN: the stream was cut. */
+	/* A sends half an FPDU more, then FIN: the stream was cut, after
+	 * B's Terminate (a teardown, not a lost stream). */
 	dec_decoder_feed_dir(d, DEC_AB, 1 + (uint32_t)a.len, DEC_TCP_FIN,
 			     a.b + 20, 6);
 	dec_decoder_finish(d);
 	ck_assert(rec_has(&r, "terminate"));
 	ck_assert(rec_has(&r, "term-encoding"));
-	ck_assert(rec_has(&r, "cut"));
+	ck_assert_int_eq(rec_severity(&r, "cut"), DEC_WARNING);
 	ck_assert_ptr_nonnull(
 		strstr(r.units_text, "RDMAP Terminate LLP/MPA: CRC error"));
 	ck_assert_ptr_nonnull(
 		strstr(r.units_text, "siw nibble-swapped control word"));
 	ck_assert(r.ci.dir[DEC_BA].messages[RDMAP_OP_TERMINATE] == 1);
+	dec_decoder_free(d);
+}
+END_TEST
+
+/*
+ * A's stream reset inside an FPDU: a lost stream (error) unless the
+ * connection carried a Terminate before, which tears it down anyway
+ * (warning): |_i| 0 no Terminate, 1 B's Terminate first.
+ */
+START_TEST(test_rst_inside_fpdu)
+{
+	/* DDP untagged buffer error, invalid MSN: no buffer (RFC 5040 §7.2:
+	 * layer 1, etype 2, code 0x01), QN 2, MSN 1, no header included */
+	static const uint8_t term[] = {
+		0x00, 0x16, 0x41, 0x47, 0, 0, 0, 0, 0,	  0,	0, 2,
+		0,    0,    0,	  1,	0, 0, 0, 0, 0x12, 0x01, 0, 0,
+	};
+	uint8_t u[64];
+	struct dec_decoder *d;
+	struct rec r;
+	struct wstream a, b;
+	size_t n;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	put_rr(&a, true, 0, 1, NULL, 0);
+	put_rr(&b, false, 0, 1, NULL, 0);
+	n = ulp_send(u, 1, 0, true, (const uint8_t *)"first", 5);
+	put_fpdu(&a, u, n, false, false);
+	n = ulp_send(u, 2, 0, true, (const uint8_t *)"second", 6);
+	put_fpdu(&a, u, n, false, false);
+	if (_i)
+		put_fpdu(&b, term + 2, sizeof(term) - 2, false, false);
+	d = rec_decoder(&r);
+	dec_decoder_feed_dir(d, DEC_AB, 0, DEC_TCP_SYN, NULL, 0);
+	dec_decoder_feed_dir(d, DEC_BA, 0, DEC_TCP_SYN | DEC_TCP_ACK, NULL, 0);
+	/* Request, Reply, all of A's FPDUs but the last 4 octets (inside
+	 * the 2nd), B's Terminate if any, then A's reset */
+	dec_decoder_feed_dir(d, DEC_AB, 1, 0, a.b, 20);
+	dec_decoder_feed_dir(d, DEC_BA, 1, 0, b.b, 20);
+	dec_decoder_feed_dir(d, DEC_AB, 21, 0, a.b + 20, a.len - 24);
+	if (b.len > 20)
+		dec_decoder_feed_dir(d, DEC_BA, 21, 0, b.b + 20, b.len - 20);
+	dec_decoder_feed_dir(d, DEC_AB, 1 + (uint32_t)(a.len - 4), DEC_TCP_RST,
+			     NULL, 0);
+	dec_decoder_finish(d);
+	ck_assert_int_eq(rec_severity(&r, "cut"),
+			 (_i ? DEC_WARNING : DEC_ERROR));
+	ck_assert_uint_eq(r.errors, (_i ? 0u : 1u));
 	dec_decoder_free(d);
 }
 END_TEST
@@ -1009,6 +1072,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(tc, test_conv_read_response_mismatch);
 	tcase_add_test(tc, test_reject_and_fin);
 	tcase_add_test(tc, test_siw_terminate_and_cut);
+	tcase_add_loop_test(tc, test_rst_inside_fpdu, 0, 2);
 	tcase_add_test(tc, test_gap_and_not_iwarp);
 	tcase_add_test(tc, test_data_before_request);
 	tcase_add_test(tc, test_garbage_no_crash);

@@ -629,13 +629,23 @@ static void finish_half(struct dec_conn *c, int dir)
 		break;
 	case HALF_FPDU:
 		if (dec_fpdu_rx_partial(&h->fx, &foff, &have, &need)) {
+			/* After a Terminate the stream is being torn down
+			 * (RFC 5040 §5.4): a sender that was inside an FPDU
+			 * when its peer's Terminate came closes without
+			 * finishing it (siw does; so does any stack whose
+			 * abortive close discards what TCP still held). */
+			bool term = c->h[0].sent_terminate ||
+				    c->h[1].sent_terminate;
+
 			if (closed)
-				dec_report(c, dir, foff, DEC_ERROR, "cut",
-					   "stream closed (%s) inside an FPDU "
-					   "(%zu of %zu octets; RFC 5044 §8: "
-					   "stream lost)",
-					   h->st.rst ? "RST" : "FIN", have,
-					   need);
+				dec_report(
+					c, dir, foff,
+					term ? DEC_WARNING : DEC_ERROR, "cut",
+					"stream closed (%s) inside an FPDU "
+					"(%zu of %zu octets%s; RFC 5044 §8: "
+					"stream lost)",
+					h->st.rst ? "RST" : "FIN", have, need,
+					term ? ", after a Terminate" : "");
 			else
 				dec_report(c, dir, foff, DEC_WARNING, "cut",
 					   "capture ends inside an FPDU (%zu "
