@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/engine.h"
 #include "iwarp/iwarp.h"
 #include "testutil.h"
 #include "util/mem.h"
@@ -241,6 +242,61 @@ START_TEST(test_attr_env)
 	iwarp_context_attr_init(&a);
 	ck_assert_uint_eq(a.fpdu_max, 0);
 	ck_assert_int_eq(a.crc, IWARP_CRC_REQUEST);
+	mem_end();
+}
+END_TEST
+
+/*
+ * Which socket I/O a context's engines get (iwarp_open_context(3), "Socket
+ * I/O"): IWARP_SOCKET_IO when it names one, else direct with one engine and
+ * the ring with several; never direct in INLINE mode.
+ */
+START_TEST(test_socket_io_choice)
+{
+	static const struct {
+		const char *io, *engines;
+		enum iwarp_progress_mode progress;
+		bool direct;
+	} t[] = {
+		{NULL, NULL, IWARP_PROGRESS_ADAPTIVE, true},
+		{NULL, "2", IWARP_PROGRESS_ADAPTIVE, false},
+		{"ring", NULL, IWARP_PROGRESS_ADAPTIVE, false},
+		{"RING", NULL, IWARP_PROGRESS_CPU, false},
+		{"direct", "2", IWARP_PROGRESS_ADAPTIVE, true},
+		{"sideways", NULL, IWARP_PROGRESS_CPU, true},
+		{"sideways", "2", IWARP_PROGRESS_ADAPTIVE, false},
+		{NULL, NULL, IWARP_PROGRESS_INLINE, false},
+		{"direct", NULL, IWARP_PROGRESS_INLINE, false},
+	};
+	struct iwarp_context_attr a;
+	struct iwarp_context *ctx;
+	unsigned int i, e;
+
+	mem_begin();
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		if (t[i].io)
+			ck_assert_int_eq(setenv("IWARP_SOCKET_IO", t[i].io, 1),
+					 0);
+		else
+			unsetenv("IWARP_SOCKET_IO");
+		if (t[i].engines)
+			ck_assert_int_eq(
+				setenv("IWARP_ENGINES", t[i].engines, 1), 0);
+		else
+			unsetenv("IWARP_ENGINES");
+		iwarp_context_attr_init(&a);
+		a.progress = t[i].progress;
+		ctx = iwarp_open_context(&a);
+		ck_assert_msg(ctx != NULL, "case %u: %s", i, strerror(errno));
+		for (e = 0; e < ctx->n_engines; e++)
+			ck_assert_msg(engine_direct(ctx->engines[e]) ==
+					      t[i].direct,
+				      "case %u engine %u: direct %d", i, e,
+				      !t[i].direct);
+		ck_assert_int_eq(iwarp_close_context(ctx), 0);
+	}
+	unsetenv("IWARP_SOCKET_IO");
+	unsetenv("IWARP_ENGINES");
 	mem_end();
 }
 END_TEST
@@ -2119,6 +2175,7 @@ static Suite *verbs_suite(void)
 	tc = tcase_create("context");
 	tcase_add_test(tc, test_attr_defaults);
 	tcase_add_test(tc, test_attr_env);
+	tcase_add_test(tc, test_socket_io_choice);
 	tcase_add_test(tc, test_open_invalid);
 	tcase_add_test(tc, test_query_device);
 	tcase_add_test(tc, test_close_busy);
