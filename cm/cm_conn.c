@@ -97,6 +97,29 @@ static void cm_mpa_free(struct cm_id *id)
 	id->mpa = NULL;
 }
 
+static void cm_mpa_drained(void *arg)
+{
+	iw_free(arg);
+}
+
+/*
+ * Gives up the endpoint and the handshake state together. The state holds
+ * every buffer the endpoint's receive and send may still be using (the
+ * ring's cancellation is asynchronous, a direct socket's pending receive
+ * still reads), so it is freed once the endpoint has drained.
+ */
+static void cm_ep_mpa_release(struct cm_id *id)
+{
+	if (id->ep && id->mpa) {
+		ep_close_then(id->ep, cm_mpa_drained, id->mpa);
+		id->ep = NULL;
+		id->mpa = NULL;
+		return;
+	}
+	cm_ep_release(id);
+	cm_mpa_free(id);
+}
+
 /*
  * A listener's pending list and counters: its hidden children may run on
  * other engines than the listener (cm_on_accept hands accepted sockets
@@ -169,7 +192,7 @@ void cm_conn_teardown(struct cm_id *id)
 		engine_connect_cancel(id->creq);
 		id->creq = NULL;
 	}
-	cm_ep_release(id);
+	cm_ep_mpa_release(id);
 	if (id->sock_held) {
 		close(id->sock);
 		id->sock_held = false;
@@ -195,8 +218,7 @@ void cm_conn_free_child(struct cm_id *child)
 static void cm_abort(struct cm_id *id)
 {
 	engine_timer_cancel(id->eng, &id->timer);
-	cm_ep_release(id);
-	cm_mpa_free(id);
+	cm_ep_mpa_release(id);
 	if (id->parent) {
 		cm_conn_free_child(id); /* hidden: nobody knows it */
 		return;
@@ -443,8 +465,10 @@ static int cm_rx_iov(void *owner, struct iovec *iov, int cap)
 		iov[0].iov_len = room;
 		return 1;
 	case CM_S_CLOSING:
-		iov[0].iov_base = id->discard;
-		iov[0].iov_len = sizeof(id->discard);
+		if (!id->mpa)
+			return 0; /* the linger timer closes it */
+		iov[0].iov_base = id->mpa->sink;
+		iov[0].iov_len = sizeof(id->mpa->sink);
 		return 1;
 	case CM_S_IDLE:
 	case CM_S_BOUND:

@@ -147,7 +147,6 @@ struct cm_id {
 	struct cm_mpa *mpa;	      /* handshake state (allocated) */
 	uint8_t conn_ird, conn_ord;   /* connect/accept IRD/ORD */
 	uint64_t req_sent_ms;	      /* initiator: MPA Request queued */
-	uint8_t discard[64];	      /* closing: input sink */
 	struct io_tls_ctx *tls;	      /* TLS 1.3 credentials (NULL: plain
 					 TCP); children share the listener's */
 };

@@ -77,6 +77,7 @@ struct cm_mpa {
 	size_t tx_len, tx_off;
 	uint8_t rx[CM_MPA_RX_CAP];
 	uint8_t tx[MPA_RR_FRAME_MAX];
+	uint8_t sink[64]; /* the CM's closing connection: input discarded */
 };
 
 /*
