@@ -31,7 +31,9 @@
 # every 4 attempts in one CI run, before the guest held those cases' ports:
 # a fallback now, see hold=1), INTEROP_SIW_TEARDOWN_RETRY (default 8:
 # re-runs of fi_pingpong runs whose stock client on siw failed after its
-# last row, when our side closed in order: siw_teardown, README),
+# last row, and of compat perftest runs whose stock perftest on siw failed
+# its closing exchange, when our side closed in order: siw_teardown,
+# README),
 # INTEROP_CLOCK_RETRY (default 6: re-runs of runs whose stock perftest
 # in the guest could not calibrate its cycle counter under emulation,
 # "Correlation coefficient r^2: ... < 0.9" then "Can't produce a report":
@@ -1038,11 +1040,16 @@ siw_crc_error() {
 # (siw-trailer-check.py on that attempt's guest NIC capture); appends one
 # line per such attempt to $OUT/NAME/verify.txt (": FAIL" when unproven)
 verify_attempts() {
-	local name=$1 a ck r
+	local name=$1 a ck r cap port
 	for a in "$OUT/$name".attempt*; do
 		[ -d "$a" ] || continue
 		if [ -e "$a/siw-teardown" ]; then
-			if r=$(orderly_close "$a/lo.pcapng" "$(sed -n 's/^data port: *\([0-9]*\).*/\1/p' "$a/cmd.txt")"); then
+			# fi_pingpong: its data port on lo; perftest: its port on
+			# the guest NIC (the file names the capture)
+			cap=$(cat "$a/siw-teardown")
+			port=$(sed -n 's/^data port: *\([0-9]*\).*/\1/p' "$a/cmd.txt")
+			[ -n "$port" ] || port=$(sed -n 's/^port: *\([0-9]*\).*/\1/p' "$a/cmd.txt")
+			if r=$(orderly_close "$a/${cap:-lo.pcapng}" "$port"); then
 				echo "${a##*.}: siw teardown: $r" >>"$OUT/$name/verify.txt"
 			else
 				echo "${a##*.}: FAIL siw's client failed at the close, but our side did not close in order: $r" >>"$OUT/$name/verify.txt"
@@ -1100,19 +1107,37 @@ perftest_race() {
 # arrives with IBV_WC_LOC_QP_OP_ERR (its send queue flush), and the stock
 # client's RxM reads that before the disconnect; under TCG the guest is
 # slow enough for its last Send to be in progress when our server, done,
-# closes. verify_attempts must find our orderly close (FIN, no RST) in
-# that attempt's capture. Marks the attempt (siw-teardown).
+# closes. The same for a stock perftest on siw in a compat case (either
+# role): its results printed, then "Bad wc status 2" and "Failed to close
+# connection" in its closing exchange, ours exited 0 (our side answers the
+# exchange sooner with direct sockets, so siw's last Send is more often
+# still in progress). verify_attempts must find our orderly close (FIN, no
+# RST) in that attempt's capture. Marks the attempt (siw-teardown, naming
+# the capture to look at; empty: lo.pcapng).
 siw_teardown() {
 	local i=$1 name=${C_NAME[$1]} g
-	case ${C_KIND[$i]}:${C_ARGS[$i]} in
-	fabric:*role=gc*) ;;
-	*) return 1 ;;
-	esac
 	g=$OUT/$name/guest.log
 	[[ ${CASE_DETAIL[$name]} == "exit host=0 guest="[1-9]* ]] || return 1
-	grep -Eq '^1m +10 += *10 ' "$g" 2>/dev/null || return 1
-	grep -q 'cq_readerr: local QP operation error' "$g" || return 1
-	: >"$OUT/$name/siw-teardown"
+	case ${C_KIND[$i]}:${C_ARGS[$i]} in
+	fabric:*role=gc*)
+		grep -Eq '^1m +10 += *10 ' "$g" 2>/dev/null || return 1
+		grep -q 'cq_readerr: local QP operation error' "$g" || return 1
+		: >"$OUT/$name/siw-teardown"
+		;;
+	bw:*host=compat* | lat:*host=compat*)
+		# a stock perftest in the guest whose closing exchange (after
+		# its results, ours done and exited 0) met the same: its last
+		# Send, already on the wire, completed with
+		# IBV_WC_LOC_QP_OP_ERR (status 2) when our FIN came; checked on
+		# the guest NIC capture, where the host is 10.0.2.2
+		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ ' "$g" 2>/dev/null || return 1
+		grep -q 'Bad wc status 2' "$g" || return 1
+		grep -q 'Failed to close connection between server and client' "$g" ||
+			return 1
+		echo guest.pcap >"$OUT/$name/siw-teardown"
+		;;
+	*) return 1 ;;
+	esac
 }
 
 # orderly_close PCAP PORT: in the capture, the connection on PORT ended with
