@@ -1108,8 +1108,9 @@ perftest_race() {
 # client's RxM reads that before the disconnect; under TCG the guest is
 # slow enough for its last Send to be in progress when our server, done,
 # closes. The same for a stock perftest on siw in a compat case (either
-# role): its results printed, then "Bad wc status 2" and "Failed to close
-# connection" in its closing exchange, ours exited 0 (our side answers the
+# role): the results printed (by the client, guest or host), then "Bad wc
+# status 2" and "Failed to close connection" in the guest's closing
+# exchange, ours exited 0 (our side answers the
 # exchange sooner with direct sockets, so siw's last Send is more often
 # still in progress). verify_attempts must find our orderly close (FIN, no
 # RST) in that attempt's capture. Marks the attempt (siw-teardown, naming
@@ -1126,11 +1127,13 @@ siw_teardown() {
 		;;
 	bw:*host=compat* | lat:*host=compat*)
 		# a stock perftest in the guest whose closing exchange (after
-		# its results, ours done and exited 0) met the same: its last
-		# Send, already on the wire, completed with
-		# IBV_WC_LOC_QP_OP_ERR (status 2) when our FIN came; checked on
-		# the guest NIC capture, where the host is 10.0.2.2
-		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ ' "$g" 2>/dev/null || return 1
+		# the results, printed by the client on either side; ours done
+		# and exited 0) met the same: its last Send, already on the
+		# wire, completed with IBV_WC_LOC_QP_OP_ERR (status 2) when our
+		# FIN came; checked on the guest NIC capture, where the host is
+		# 10.0.2.2
+		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ ' "$g" "$OUT/$name/host.log" \
+			2>/dev/null || return 1
 		grep -q 'Bad wc status 2' "$g" || return 1
 		grep -q 'Failed to close connection between server and client' "$g" ||
 			return 1
@@ -1140,16 +1143,25 @@ siw_teardown() {
 	esac
 }
 
-# orderly_close PCAP PORT: in the capture, the connection on PORT ended with
-# a FIN from the host (10.0.2.2) and no RST from either side; prints it
+# orderly_close PCAP PORT: in the capture, the connections on PORT ended
+# with a FIN from the host (10.0.2.2) and no RST from either side; prints
+# it. Connections that were never established do not count (a guest
+# server refuses SYNs with RST until it listens)
 orderly_close() {
 	local f
 	[ -s "$1" ] || { echo "no capture $1"; return 1; }
 	[ -n "$2" ] || { echo "no data port"; return 1; }
-	f=$("$TSHARK" -r "$1" -Y "tcp.port == $2 && (tcp.flags.fin == 1 || tcp.flags.reset == 1)" \
-		-T fields -e ip.src -e tcp.flags.fin -e tcp.flags.reset 2>/dev/null |
-		awk '$3 == 1 { rst++ } $2 == 1 && $1 == "10.0.2.2" { fin++ }
-			END { printf "%d FIN from the host, %d RST", fin, rst; exit !(fin >= 1 && rst == 0) }')
+	f=$("$TSHARK" -r "$1" -Y "tcp.port == $2 && (tcp.flags.syn == 1 || tcp.flags.fin == 1 || tcp.flags.reset == 1)" \
+		-T fields -e tcp.stream -e ip.src -e tcp.flags.syn -e tcp.flags.ack \
+		-e tcp.flags.fin -e tcp.flags.reset 2>/dev/null |
+		awk '$3 == 1 && $4 == 1 { up[$1] = 1 }
+			$6 == 1 { rst[$1]++ }
+			$5 == 1 && $2 == "10.0.2.2" { fin[$1]++ }
+			END {
+				for (c in up) { nf += fin[c]; nr += rst[c] }
+				printf "%d FIN from the host, %d RST", nf, nr
+				exit !(nf >= 1 && nr == 0)
+			}')
 	local rc=$?
 	echo "port $2: $f"
 	return $rc
