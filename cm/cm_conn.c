@@ -97,11 +97,6 @@ static void cm_mpa_free(struct cm_id *id)
 	id->mpa = NULL;
 }
 
-static void cm_mpa_drained(void *arg)
-{
-	iw_free(arg);
-}
-
 /*
  * Gives up the endpoint and the handshake state together. The state holds
  * every buffer the endpoint's receive and send may still be using (the
@@ -111,7 +106,7 @@ static void cm_mpa_drained(void *arg)
 static void cm_ep_mpa_release(struct cm_id *id)
 {
 	if (id->ep && id->mpa) {
-		ep_close_then(id->ep, cm_mpa_drained, id->mpa);
+		ep_close_then(id->ep, iw_free, id->mpa);
 		id->ep = NULL;
 		id->mpa = NULL;
 		return;

@@ -163,6 +163,13 @@ void dec_follow_finish(struct dec_conn *c);
 /* follow.c: frees what the follower allocated in |c|. */
 void dec_follow_release(struct dec_conn *c);
 
+/* Whether either side of |c| sent a Terminate: the connection is being
+ * torn down (RFC 5040 §5.4), so its streams may end anywhere. */
+static inline bool dec_conn_terminated(const struct dec_conn *c)
+{
+	return c->h[0].sent_terminate || c->h[1].sent_terminate;
+}
+
 /* rdmap_chk.c: validates and describes one FPDU of direction |dir|. */
 void dec_rdmap_fpdu(struct dec_conn *c, int dir, const struct dec_fpdu *f);
 

@@ -634,8 +634,7 @@ static void finish_half(struct dec_conn *c, int dir)
 			 * when its peer's Terminate came closes without
 			 * finishing it (siw does; so does any stack whose
 			 * abortive close discards what TCP still held). */
-			bool term = c->h[0].sent_terminate ||
-				    c->h[1].sent_terminate;
+			bool term = dec_conn_terminated(c);
 
 			if (closed)
 				dec_report(

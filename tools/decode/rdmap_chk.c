@@ -662,7 +662,7 @@ void dec_rdmap_fpdu(struct dec_conn *c, int dir, const struct dec_fpdu *f)
 void dec_rdmap_finish(struct dec_conn *c, int dir, bool closed)
 {
 	struct dec_half *h = &c->h[dir];
-	bool term = c->h[0].sent_terminate || c->h[1].sent_terminate;
+	bool term = dec_conn_terminated(c);
 	int q;
 
 	(void)closed;
