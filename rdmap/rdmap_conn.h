@@ -247,6 +247,7 @@ struct rdmap_slot {
 	uint32_t sq_done; /* SQ index + 1 sent with it, if has_sq */
 	uint32_t mem_ref; /* reference on the payload's region */
 	bool has_sq;
+	bool sq_signaled; /* has_sq and that WQE asked for a completion */
 	bool is_term;
 };
 

@@ -111,6 +111,7 @@ static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 	c->iov_tail += sl->iov_units;
 	sl->wire_len = (size_t)rc;
 	sl->has_sq = false;
+	sl->sq_signaled = false;
 	sl->sq_done = 0;
 	sl->mem_ref = 0;
 	sl->is_term = false;
@@ -366,6 +367,7 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 		if (w->opcode == IWARP_WR_RDMA_WRITE_WITH_IMM && !c->sq_imm)
 			return conn_imm_init(c, w) == 0;
 		sl->has_sq = true;
+		sl->sq_signaled = (w->send_flags & IWARP_SEND_SIGNALED) != 0;
 		sl->sq_done = c->sq_idx + 1;
 		c->sq_active = false;
 		c->sq_imm = false;
@@ -819,6 +821,13 @@ int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 			iov[n++].iov_len = len - off;
 			off = 0;
 		}
+		/* A Send or Write completes once handed to TCP
+		 * (docs/interop-notes.md §1.3): ending the gather after the
+		 * last FPDU of a WQE that asked for a completion lets that
+		 * completion reach the application, which then posts more,
+		 * while what follows is still being sent. */
+		if (sl->sq_signaled && i == sl->niov)
+			break;
 	}
 	c->tx_busy = n > 0;
 	return n;

@@ -1708,6 +1708,79 @@ START_TEST(test_rx_shared_keeps_placement)
 }
 END_TEST
 
+/* ---- transmit gathers ---- */
+
+/* Octets of the iovecs |iov[0..n)|. */
+static size_t iov_octets(const struct iovec *iov, int n)
+{
+	size_t t = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/*
+ * A gather ends after the last FPDU of a WQE that asked for a completion,
+ * so the transport's return completes it before the rest goes out; WQEs
+ * without one ride in the same gather. Loop index: the mode (markers too).
+ */
+START_TEST(test_tx_gather_ends_at_signaled)
+{
+	const struct mode m = modes[_i];
+	struct fk_owner a, b;
+	struct fk_region *asrc, *bdst;
+	struct rdmap_wqe *w;
+	struct iovec iov[256];
+	const uint32_t len = 1000;
+	const size_t fpdu = 2 + 14 + len + 4;
+	size_t n = 0;
+	uint64_t i;
+	int cnt, j;
+
+	pair_init(&a, &b, m, 4, 4, 0);
+	asrc = fk_region_add(&a, 0x10, 5 * len, LW, 0);
+	fill_pattern(asrc->buf, 5 * len, 7);
+	bdst = fk_region_add(&b, 0x20, 5 * len, RW, 0xEE);
+	/* WQE 2 and WQE 5 ask for a completion, the others not */
+	for (i = 0; i < 5; i++) {
+		w = fk_post_send(&a, 1 + i, IWARP_WR_RDMA_WRITE, 0, 0x10,
+				 asrc->buf + i * len, len);
+		w->rkey = 0x20;
+		w->remote_addr = (uintptr_t)bdst->buf + i * len;
+		if (i != 1 && i != 4)
+			w->send_flags &= ~(unsigned int)IWARP_SEND_SIGNALED;
+	}
+	rdmap_conn_sq_kick(a.c);
+	/* the first gather: WQEs 1 and 2, one FPDU each */
+	cnt = rdmap_conn_tx_iov(a.c, iov, 256);
+	ck_assert_int_gt(cnt, 0);
+	for (j = 0; j < cnt; j++) {
+		memcpy(wire + n, iov[j].iov_base, iov[j].iov_len);
+		n += iov[j].iov_len;
+	}
+	if (!m.markers) /* 2 + 14-octet tagged header + payload + CRC */
+		ck_assert_uint_eq(n, 2 * fpdu);
+	ck_assert_int_eq(a.nscq, 0);
+	rdmap_conn_tx_done(a.c, n);
+	/* handed over: WQEs 1 and 2 complete while 3-5 wait */
+	ck_assert_int_eq(a.nscq, 2);
+	ck_assert_uint_eq(a.scq[1].wr_id, 2);
+	/* the second gather: WQEs 3, 4 and 5 */
+	cnt = rdmap_conn_tx_iov(a.c, iov, 256);
+	ck_assert_int_gt(cnt, 0);
+	if (!m.markers)
+		ck_assert_uint_eq(iov_octets(iov, cnt), 3 * fpdu);
+	n += fk_tx_drain(&a, wire + n, WIRE_CAP - n);
+	ck_assert_int_eq(a.nscq, 5);
+	fk_rx_feed(&b, wire, n, 0);
+	ck_assert(memcmp(bdst->buf, asrc->buf, 5 * len) == 0);
+	ck_assert_int_eq(b.set_error_calls, 0);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* ---- memory revoked while in use ---- */
 
 /* Revoked while an inbound Write is placed through the bulk buffer: the
@@ -2342,6 +2415,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_test(tc, test_responses_do_not_starve_sq);
 	tcase_add_loop_test(tc, test_rtr, 0, 4);
 	tcase_add_test(tc, test_destroy_gives_back);
+	tcase_add_loop_test(tc, test_tx_gather_ends_at_signaled, 0, NMODES);
 	suite_add_tcase(s, tc);
 	/* every split of a ~28 KB stream, four framings: generous bound */
 	tcase_set_timeout(tsplit, 600);
