@@ -62,9 +62,13 @@ static bool sockd_do_send(struct sockd_be *s)
 	ssize_t n;
 
 #if IW_TSAN
-	iw_tsan_release(sock_tsan_wire(s->fd, &s->tsan_wire));
+	iw_tsan_send_begin(sock_tsan_wire(s->fd, &s->tsan_wire),
+			   s->tx_msg.msg_iov, s->tx_msg.msg_iovlen);
 #endif
 	n = sendmsg(s->fd, &s->tx_msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+#if IW_TSAN
+	iw_tsan_send_end();
+#endif
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		s->writable = false;
 		return false;

@@ -19,6 +19,13 @@
  * the program as hardware would. Receive buffers are not bracketed: their
  * completion orders them.
  *
+ * iw_tsan_send_begin() / iw_tsan_send_end() bracket a sendmsg(2) on a
+ * socket whose peer acquires the wire: the kernel's copy out of the
+ * iovecs is recorded as reads before the release (the interceptor would
+ * record it after, unordered with what the peer then does, e.g. an
+ * application reusing a Read Response's source that its own peer's Read
+ * completion announced), and the call runs with accesses ignored.
+ *
  * Built with -fsanitize=thread they call the runtime; otherwise they are
  * empty and IW_TSAN is 0 (guard the code that only computes an address).
  */
@@ -36,6 +43,9 @@
 #define IW_TSAN 0
 #endif
 
+#include <stddef.h>
+#include <sys/uio.h>
+
 #if IW_TSAN
 #include <sanitizer/tsan_interface.h>
 
@@ -52,6 +62,9 @@ static inline void iw_tsan_acquire(void *addr)
 /* The TSan runtime's dynamic annotations (not in tsan_interface.h). */
 void AnnotateIgnoreWritesBegin(const char *file, int line);
 void AnnotateIgnoreWritesEnd(const char *file, int line);
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void __tsan_read_range(void *addr, long size);
 
 static inline void iw_tsan_net_begin(void)
 {
@@ -61,6 +74,22 @@ static inline void iw_tsan_net_begin(void)
 static inline void iw_tsan_net_end(void)
 {
 	AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+}
+
+static inline void iw_tsan_send_begin(void *wire, const struct iovec *iov,
+				      size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		__tsan_read_range(iov[i].iov_base, (long)iov[i].iov_len);
+	__tsan_release(wire);
+	AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+}
+
+static inline void iw_tsan_send_end(void)
+{
+	AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
 }
 #else
 static inline void iw_tsan_release(void *addr)
@@ -78,6 +107,18 @@ static inline void iw_tsan_net_begin(void)
 }
 
 static inline void iw_tsan_net_end(void)
+{
+}
+
+static inline void iw_tsan_send_begin(void *wire, const struct iovec *iov,
+				      size_t n)
+{
+	(void)wire;
+	(void)iov;
+	(void)n;
+}
+
+static inline void iw_tsan_send_end(void)
 {
 }
 #endif
