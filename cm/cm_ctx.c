@@ -16,6 +16,14 @@
 #include "cm/cm_int.h"
 #include "verbs/verbs.h"
 
+/*
+ * default_lock guards the pointer and the count; open_lock serializes
+ * opening and closing the context. Closing joins and locks the context's
+ * engines, whose threads take default_lock (a listener's new child id,
+ * cm_ctx_ref_default) while they run: so the close happens under
+ * open_lock only, never under default_lock.
+ */
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iwarp_context *default_ctx;
 static unsigned int default_refs;
@@ -27,15 +35,16 @@ struct iwarp_context *cm_ctx_get(struct iwarp_context *verbs, bool *is_default)
 	*is_default = false;
 	if (verbs)
 		return verbs;
-	pthread_mutex_lock(&default_lock);
-	if (!default_ctx)
-		default_ctx = iwarp_open_context(NULL);
-	ctx = default_ctx;
+	pthread_mutex_lock(&open_lock);
+	ctx = default_ctx ? default_ctx : iwarp_open_context(NULL);
 	if (ctx) {
+		pthread_mutex_lock(&default_lock);
+		default_ctx = ctx;
 		default_refs++;
+		pthread_mutex_unlock(&default_lock);
 		*is_default = true;
 	}
-	pthread_mutex_unlock(&default_lock);
+	pthread_mutex_unlock(&open_lock);
 	return ctx; /* NULL: errno from iwarp_open_context */
 }
 
@@ -48,11 +57,20 @@ void cm_ctx_ref_default(void)
 
 void cm_ctx_put_default(void)
 {
+	struct iwarp_context *ctx = NULL;
+
+	pthread_mutex_lock(&open_lock);
 	pthread_mutex_lock(&default_lock);
-	if (default_refs && !--default_refs && default_ctx &&
-	    iwarp_close_context(default_ctx) == 0)
-		default_ctx = NULL;
+	if (default_refs && !--default_refs)
+		ctx = default_ctx;
 	pthread_mutex_unlock(&default_lock);
+	/* no id refers to it, so no engine thread takes a reference now */
+	if (ctx && iwarp_close_context(ctx) == 0) {
+		pthread_mutex_lock(&default_lock);
+		default_ctx = NULL;
+		pthread_mutex_unlock(&default_lock);
+	}
+	pthread_mutex_unlock(&open_lock);
 }
 
 struct engine *cm_ctx_engine(struct iwarp_context *ctx)
