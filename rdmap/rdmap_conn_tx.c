@@ -801,7 +801,7 @@ int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 {
 	size_t off = c->head_off, len;
 	uint32_t s, i;
-	int n = 0;
+	int n = 0, cut = 0;
 
 	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
 		return 0;
@@ -821,14 +821,20 @@ int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 			iov[n++].iov_len = len - off;
 			off = 0;
 		}
-		/* A Send or Write completes once handed to TCP
-		 * (docs/interop-notes.md §1.3): ending the gather after the
-		 * last FPDU of a WQE that asked for a completion lets that
-		 * completion reach the application, which then posts more,
-		 * while what follows is still being sent. */
 		if (sl->sq_signaled && i == sl->niov)
-			break;
+			cut = n;
 	}
+	/*
+	 * A Send or Write completes once handed to TCP
+	 * (docs/interop-notes.md §1.3). The gather ends after the last FPDU
+	 * of the last WQE in it that asked for a completion: every
+	 * completion it can give is reported when that part returns, and
+	 * the application may post again while the unsignaled tail goes
+	 * out. At most one cut per gather, so a queue that signals every
+	 * WQE still sends everything in one call.
+	 */
+	if (cut > 0)
+		n = cut;
 	c->tx_busy = n > 0;
 	return n;
 }

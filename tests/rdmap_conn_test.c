@@ -1710,72 +1710,102 @@ END_TEST
 
 /* ---- transmit gathers ---- */
 
-/* Octets of the iovecs |iov[0..n)|. */
-static size_t iov_octets(const struct iovec *iov, int n)
+/*
+ * Posts five 1000-octet Writes from |a| to |b|; WQE i + 1 asks for a
+ * completion when bit i of |signaled| is set.
+ */
+static void post_five_writes(struct fk_owner *a, struct fk_region *asrc,
+			     struct fk_region *bdst, unsigned int signaled)
 {
-	size_t t = 0;
-	int i;
+	struct rdmap_wqe *w;
+	uint64_t i;
 
-	for (i = 0; i < n; i++)
-		t += iov[i].iov_len;
-	return t;
+	for (i = 0; i < 5; i++) {
+		w = fk_post_send(a, 1 + i, IWARP_WR_RDMA_WRITE, 0, 0x10,
+				 asrc->buf + i * 1000, 1000);
+		w->rkey = 0x20;
+		w->remote_addr = (uintptr_t)bdst->buf + i * 1000;
+		if (!(signaled & (1u << i)))
+			w->send_flags &= ~(unsigned int)IWARP_SEND_SIGNALED;
+	}
+	rdmap_conn_sq_kick(a->c);
+}
+
+/* Takes one gather of |a| into wire + *n; returns its octets. */
+static size_t take_gather(struct fk_owner *a, size_t *n)
+{
+	struct iovec iov[256];
+	size_t k = 0;
+	int cnt, j;
+
+	cnt = rdmap_conn_tx_iov(a->c, iov, 256);
+	ck_assert_int_gt(cnt, 0);
+	for (j = 0; j < cnt; j++) {
+		memcpy(wire + *n + k, iov[j].iov_base, iov[j].iov_len);
+		k += iov[j].iov_len;
+	}
+	*n += k;
+	return k;
 }
 
 /*
- * A gather ends after the last FPDU of a WQE that asked for a completion,
- * so the transport's return completes it before the rest goes out; WQEs
- * without one ride in the same gather. Loop index: the mode (markers too).
+ * A gather ends after the last FPDU of the last WQE in it that asked for
+ * a completion, so the transport's return completes it before the
+ * unsignaled tail goes out; a queue that signals every WQE (or only its
+ * last) sends everything in one gather. Loop index: mode (markers too).
  */
 START_TEST(test_tx_gather_ends_at_signaled)
 {
 	const struct mode m = modes[_i];
+	/* 2 + 14-octet tagged header + 1000 octets + CRC, no pad */
+	const size_t fpdu = 2 + 14 + 1000 + 4;
+	static const struct {
+		unsigned int signaled; /* bit i: WQE i + 1 */
+		int first;	       /* WQEs in the first gather */
+	} cases[] = {
+		{0x0a, 4}, /* 2 and 4: up to 4, then 5 */
+		{0x02, 2}, /* 2 only */
+		{0x1f, 5}, /* all: one gather */
+		{0x10, 5}, /* the last only: one gather */
+		{0x00, 5}, /* none */
+	};
 	struct fk_owner a, b;
 	struct fk_region *asrc, *bdst;
-	struct rdmap_wqe *w;
-	struct iovec iov[256];
-	const uint32_t len = 1000;
-	const size_t fpdu = 2 + 14 + len + 4;
-	size_t n = 0;
-	uint64_t i;
-	int cnt, j;
+	size_t c, n = 0, k;
+	int done = 0, j;
 
 	pair_init(&a, &b, m, 4, 4, 0);
-	asrc = fk_region_add(&a, 0x10, 5 * len, LW, 0);
-	fill_pattern(asrc->buf, 5 * len, 7);
-	bdst = fk_region_add(&b, 0x20, 5 * len, RW, 0xEE);
-	/* WQE 2 and WQE 5 ask for a completion, the others not */
-	for (i = 0; i < 5; i++) {
-		w = fk_post_send(&a, 1 + i, IWARP_WR_RDMA_WRITE, 0, 0x10,
-				 asrc->buf + i * len, len);
-		w->rkey = 0x20;
-		w->remote_addr = (uintptr_t)bdst->buf + i * len;
-		if (i != 1 && i != 4)
-			w->send_flags &= ~(unsigned int)IWARP_SEND_SIGNALED;
+	asrc = fk_region_add(&a, 0x10, 5000, LW, 0);
+	fill_pattern(asrc->buf, 5000, 7);
+	bdst = fk_region_add(&b, 0x20, 5000, RW, 0xEE);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		post_five_writes(&a, asrc, bdst, cases[c].signaled);
+		k = take_gather(&a, &n);
+		if (!m.markers)
+			ck_assert_uint_eq(k, (size_t)cases[c].first * fpdu);
+		ck_assert_int_eq(a.nscq, done);
+		rdmap_conn_tx_done(a.c, k);
+		/* handed over: what it carried completes, the rest waits */
+		done += cases[c].first;
+		ck_assert_int_eq(a.nscq, done);
+		ck_assert_uint_eq(a.scq[done - 1].wr_id,
+				  (uint64_t)cases[c].first);
+		if (cases[c].first < 5) {
+			k = take_gather(&a, &n);
+			if (!m.markers)
+				ck_assert_uint_eq(
+					k, (size_t)(5 - cases[c].first) * fpdu);
+			rdmap_conn_tx_done(a.c, k);
+			done += 5 - cases[c].first;
+		}
+		ck_assert_int_eq(a.nscq, done);
+		ck_assert_int_eq(
+			rdmap_conn_tx_iov(a.c, (struct iovec[1]){{0}}, 1), 0);
 	}
-	rdmap_conn_sq_kick(a.c);
-	/* the first gather: WQEs 1 and 2, one FPDU each */
-	cnt = rdmap_conn_tx_iov(a.c, iov, 256);
-	ck_assert_int_gt(cnt, 0);
-	for (j = 0; j < cnt; j++) {
-		memcpy(wire + n, iov[j].iov_base, iov[j].iov_len);
-		n += iov[j].iov_len;
-	}
-	if (!m.markers) /* 2 + 14-octet tagged header + payload + CRC */
-		ck_assert_uint_eq(n, 2 * fpdu);
-	ck_assert_int_eq(a.nscq, 0);
-	rdmap_conn_tx_done(a.c, n);
-	/* handed over: WQEs 1 and 2 complete while 3-5 wait */
-	ck_assert_int_eq(a.nscq, 2);
-	ck_assert_uint_eq(a.scq[1].wr_id, 2);
-	/* the second gather: WQEs 3, 4 and 5 */
-	cnt = rdmap_conn_tx_iov(a.c, iov, 256);
-	ck_assert_int_gt(cnt, 0);
-	if (!m.markers)
-		ck_assert_uint_eq(iov_octets(iov, cnt), 3 * fpdu);
-	n += fk_tx_drain(&a, wire + n, WIRE_CAP - n);
-	ck_assert_int_eq(a.nscq, 5);
 	fk_rx_feed(&b, wire, n, 0);
-	ck_assert(memcmp(bdst->buf, asrc->buf, 5 * len) == 0);
+	for (j = 0; j < 5; j++)
+		ck_assert(memcmp(bdst->buf + j * 1000, asrc->buf + j * 1000,
+				 1000) == 0);
 	ck_assert_int_eq(b.set_error_calls, 0);
 	pair_fini(&a, &b);
 }
