@@ -17,10 +17,10 @@
 #include "verbs/verbs.h"
 
 /*
- * default_lock guards the pointer and the count; open_lock serializes
- * opening and closing the context. Closing joins and locks the context's
- * engines, whose threads take default_lock (a listener's new child id,
- * cm_ctx_ref_default) while they run: so the close happens under
+ * open_lock guards the pointer and serializes opening and closing the
+ * context; default_lock guards only the count. Closing joins and locks the
+ * context's engines, whose threads take default_lock (a listener's new
+ * child id, cm_ctx_ref_default) while they run: so the close happens under
  * open_lock only, never under default_lock.
  */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -36,10 +36,11 @@ struct iwarp_context *cm_ctx_get(struct iwarp_context *verbs, bool *is_default)
 	if (verbs)
 		return verbs;
 	pthread_mutex_lock(&open_lock);
-	ctx = default_ctx ? default_ctx : iwarp_open_context(NULL);
+	if (!default_ctx)
+		default_ctx = iwarp_open_context(NULL);
+	ctx = default_ctx;
 	if (ctx) {
 		pthread_mutex_lock(&default_lock);
-		default_ctx = ctx;
 		default_refs++;
 		pthread_mutex_unlock(&default_lock);
 		*is_default = true;
@@ -65,11 +66,8 @@ void cm_ctx_put_default(void)
 		ctx = default_ctx;
 	pthread_mutex_unlock(&default_lock);
 	/* no id refers to it, so no engine thread takes a reference now */
-	if (ctx && iwarp_close_context(ctx) == 0) {
-		pthread_mutex_lock(&default_lock);
+	if (ctx && iwarp_close_context(ctx) == 0)
 		default_ctx = NULL;
-		pthread_mutex_unlock(&default_lock);
-	}
 	pthread_mutex_unlock(&open_lock);
 }
 
