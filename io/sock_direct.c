@@ -66,9 +66,7 @@ static bool sockd_do_send(struct sockd_be *s)
 			   s->tx_msg.msg_iov, s->tx_msg.msg_iovlen);
 #endif
 	n = sendmsg(s->fd, &s->tx_msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-#if IW_TSAN
 	iw_tsan_send_end();
-#endif
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 		s->writable = false;
 		return false;
