@@ -635,20 +635,23 @@ for q in $QPS; do
 		if [ "$q" = "$QP_LAST" ]; then
 			v=$(echo "$iline" | json_get connect_rate)
 			[ -n "$v" ] && echo "$v" >>"$TMP/agg.conn"
-			IW_CONN_Q=$q
-			IW_RSS=$(awk -v cb="$(echo "$iline" | json_get rss_before_kib)" \
-				-v ca="$(echo "$iline" | json_get rss_after_kib)" \
-				-v sb="$(json_get rss_before_kib <"$TMP/iw.srv")" \
-				-v sa="$(json_get rss_after_kib <"$TMP/iw.srv")" -v q="$q" \
-				'BEGIN { if (cb == "" || sa == "") print "n/a"
-					else printf "%.1f\n", (ca - cb + sa - sb) / q }')
-			IW_RSS_Q=$q
 		fi
 		k=$((k + 1))
 	done
 	iv=$(median <"$TMP/agg.$q")
 	eval "AGG_$q=\$iv"
-	[ "$q" = "$QP_LAST" ] && IW_CONN=$(median <"$TMP/agg.conn")
+	if [ "$q" = "$QP_LAST" ]; then
+		IW_CONN=$(median <"$TMP/agg.conn")
+		IW_CONN_Q=$q
+		# the last run's set-up (its server's figures are in iw.srv)
+		IW_RSS=$(awk -v cb="$(echo "$iline" | json_get rss_before_kib)" \
+			-v ca="$(echo "$iline" | json_get rss_after_kib)" \
+			-v sb="$(json_get rss_before_kib <"$TMP/iw.srv")" \
+			-v sa="$(json_get rss_after_kib <"$TMP/iw.srv")" -v q="$q" \
+			'BEGIN { if (cb == "" || sa == "") print "n/a"
+				else printf "%.1f\n", (ca - cb + sa - sb) / q }')
+		IW_RSS_Q=$q
+	fi
 	# shellcheck disable=SC2086
 	rv=$(raw_run streams -P "$q" -s 65536 -D "$RAW_SECS" $CCARG | json_get bw_average)
 	iv=${iv#n/a}
