@@ -52,6 +52,11 @@ struct io_backend_ops {
 	void (*destroy)(struct io_backend *be, bool abort);
 	/* Largest segment the transport carries (TCP_MAXSEG), or -errno. */
 	int (*mss)(struct io_backend *be);
+	/* True when a receive's octets are read and its rx_complete runs in
+	 * one step on the engine (the iovecs are written only just before
+	 * it): memory provided for them may then be shared by endpoints
+	 * (ep.h, EP_RX_PROVIDED). */
+	bool recv_sync;
 };
 
 struct io_backend {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "io/engine_int.h"
+#include "io/ep.h"
 #include "util/mem.h"
 #include "util/thread.h"
 
@@ -493,6 +494,14 @@ void engine_rx_count(struct engine *eng)
 bool engine_rx_shared(const struct engine *eng)
 {
 	return eng->rx_last_batch >= 2;
+}
+
+uint8_t *engine_rx_scratch(struct engine *eng)
+{
+	/* not zeroed: the kernel writes before anyone reads */
+	if (!eng->rx_scratch)
+		eng->rx_scratch = iw_malloc(EP_RX_PROVIDED_MAX);
+	return eng->rx_scratch;
 }
 
 /* One non-blocking pass: completions, work, timers, then submit. */
@@ -1225,6 +1234,7 @@ void engine_destroy(struct engine *eng)
 	engine_retired_free(eng); /* no driver is left */
 	engine_timers_fini(eng);
 	io_uring_queue_exit(&eng->ring);
+	iw_free(eng->rx_scratch);
 	close(eng->efd);
 	if (eng->direct) {
 		close(eng->epfd);

@@ -102,6 +102,10 @@ struct engine {
 	_Atomic uint64_t drive_end_ns;
 	_Atomic uint64_t grace_ns; /* the grace period now */
 
+	/* receive memory the synchronous backends' endpoints share
+	 * (engine_rx_scratch), allocated at first use */
+	uint8_t *rx_scratch;
+
 	/* live objects, aborted at destroy */
 	struct engine_obj objs;
 	unsigned int n_objs;
@@ -113,6 +117,14 @@ struct io_uring_sqe *engine_sqe(struct engine *eng);
 
 /* Submits the queued SQEs now (latency: do not wait for the loop's end). */
 void engine_submit(struct engine *eng);
+
+/*
+ * EP_RX_PROVIDED_MAX octets of receive memory shared by the endpoints of
+ * synchronous backends (io_backend_ops.recv_sync): its contents live only
+ * from one receive to the end of that receive's rx_done. NULL when it
+ * cannot be allocated. Engine thread.
+ */
+uint8_t *engine_rx_scratch(struct engine *eng);
 
 /* Tracks |obj| for engine_destroy / stops tracking it. Engine thread (or
  * the creating thread before the object is published). */

@@ -27,6 +27,8 @@ struct endpoint {
 	 * what it never used untouched */
 	struct iovec *rx_iov;
 	struct iovec *tx_iov;
+	uint8_t *rx_prov; /* provided memory of the receive set (or NULL) */
+	uint8_t *rx_own;  /* provided memory of a non-sync backend */
 	bool rx_busy, tx_busy;	     /* an op is in flight */
 	bool rx_pumping, tx_pumping; /* inside ep_rx_pump / ep_tx_pump */
 	bool rx_again, tx_again;     /* kicked while pumping */
@@ -66,6 +68,7 @@ static void ep_maybe_free(struct endpoint *ep)
 		ep->drained(ep->drained_arg);
 	iw_free(ep->rx_iov);
 	iw_free(ep->tx_iov);
+	iw_free(ep->rx_own);
 	iw_free(ep);
 }
 
@@ -100,6 +103,42 @@ static bool ep_active(const struct endpoint *ep)
 	return !ep->dead && !ep->closing;
 }
 
+/*
+ * Gives the provided entry of the receive set rx_iov[0..cnt) its memory
+ * (EP_RX_PROVIDED): the engine's shared scratch when the octets are
+ * consumed at once (|sync|), else the endpoint's own buffer. 0 or -ENOMEM.
+ */
+static int ep_rx_provide(struct endpoint *ep, int cnt, bool sync)
+{
+	struct iovec *last = &ep->rx_iov[cnt - 1];
+
+	ep->rx_prov = NULL;
+	if (last->iov_base)
+		return 0;
+	if (last->iov_len > EP_RX_PROVIDED_MAX)
+		last->iov_len = EP_RX_PROVIDED_MAX;
+	if (sync) {
+		ep->rx_prov = engine_rx_scratch(ep->eng);
+	} else {
+		if (!ep->rx_own)
+			ep->rx_own = iw_malloc(EP_RX_PROVIDED_MAX);
+		ep->rx_prov = ep->rx_own;
+	}
+	if (!ep->rx_prov)
+		return -ENOMEM;
+	last->iov_base = ep->rx_prov;
+	return 0;
+}
+
+/* The owner's rx_done (or rx_done_at with the provided memory). */
+static void ep_owner_rx_done(struct endpoint *ep, size_t n)
+{
+	if (ep->ops->rx_done_at)
+		ep->ops->rx_done_at(ep->owner, n, ep->rx_prov);
+	else
+		ep->ops->rx_done(ep->owner, n);
+}
+
 /* Hands carried bytes to the owner; false when it paused or went away. */
 static bool ep_rx_carry(struct endpoint *ep)
 {
@@ -110,6 +149,12 @@ static bool ep_rx_carry(struct endpoint *ep)
 		cnt = ep->ops->rx_iov(ep->owner, ep->rx_iov, EP_IOV_MAX);
 		if (cnt <= 0 || !ep_active(ep))
 			return false;
+		if (cnt > EP_IOV_MAX)
+			cnt = EP_IOV_MAX;
+		if (ep_rx_provide(ep, cnt, true)) {
+			ep_fail(ep, -ENOMEM);
+			return false;
+		}
 		for (i = 0; i < cnt && n < left; i++) {
 			size_t k = ep->rx_iov[i].iov_len;
 
@@ -127,7 +172,7 @@ static bool ep_rx_carry(struct endpoint *ep)
 			ep->carry = NULL;
 			ep->carry_len = ep->carry_off = 0;
 		}
-		ep->ops->rx_done(ep->owner, n);
+		ep_owner_rx_done(ep, n);
 	}
 	return ep_active(ep);
 }
@@ -159,7 +204,9 @@ static void ep_rx_pump(struct endpoint *ep)
 		if (!total)
 			continue; /* no room: a 0-byte receive would read as EOF
 				   */
-		rc = ep->be->ops->recv(ep->be, ep->rx_iov, cnt);
+		rc = ep_rx_provide(ep, cnt, ep->be->ops->recv_sync);
+		if (!rc)
+			rc = ep->be->ops->recv(ep->be, ep->rx_iov, cnt);
 		if (rc < 0) {
 			ep->rx_pumping = false;
 			ep->depth--;
@@ -221,7 +268,7 @@ static void ep_tx_pump(struct endpoint *ep)
 static void ep_rx_done(struct endpoint *ep, size_t n)
 {
 	ep->depth++;
-	ep->ops->rx_done(ep->owner, n);
+	ep_owner_rx_done(ep, n);
 	ep->depth--;
 }
 

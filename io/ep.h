@@ -30,12 +30,27 @@ struct io_backend;
  * with markers (two iovecs per marker, RFC 5044 §5). */
 #define EP_IOV_MAX 1024
 
+/*
+ * Provided receive memory (the owner keeps no buffer of its own): the last
+ * iovec rx_iov returns may have iov_base NULL and asks the endpoint for up
+ * to EP_RX_PROVIDED_MAX octets of memory. A backend that reads and
+ * completes in one step (io_backend_ops.recv_sync: direct sockets) gets
+ * the engine's one scratch buffer, shared by all its endpoints, so idle
+ * connections pin no receive memory and the busy ones reuse cache-hot
+ * octets; any other backend gets a buffer of the endpoint's own, allocated
+ * at its first use. The owner learns where the octets landed through
+ * rx_done_at and must consume them there: the memory is another
+ * endpoint's once rx_done_at returns.
+ */
+#define EP_RX_PROVIDED_MAX (1u << 20)
+
 struct ep_ops {
 	/* Fill up to |cap| iovecs where the next received bytes go.
 	 * Return the count; 0 (or < 0) = pause receiving until ep_kick_rx(). */
 	int (*rx_iov)(void *owner, struct iovec *iov, int cap);
 	/* |n| bytes landed, in order, at the start of the last rx_iov set
-	 * (0 only after ep_cancel_rx: the receive ended without data). */
+	 * (0 only after ep_cancel_rx: the receive ended without data).
+	 * May be NULL when rx_done_at is set. */
 	void (*rx_done)(void *owner, size_t n);
 	/* Fill up to |cap| iovecs with bytes to send now; 0 = nothing. */
 	int (*tx_iov)(void *owner, struct iovec *iov, int cap);
@@ -49,6 +64,11 @@ struct ep_ops {
 	 * or send is in flight any more, and no callback follows; the owner
 	 * still calls ep_close(). */
 	void (*closed)(void *owner, int err);
+	/* Optional, called instead of rx_done when set (required by an
+	 * owner that asks for provided memory): |provided| is where the
+	 * provided iovec's octets landed (those after the owner's own
+	 * iovecs), NULL when the set had none; valid during the call only. */
+	void (*rx_done_at)(void *owner, size_t n, const uint8_t *provided);
 };
 
 /*

@@ -231,6 +231,7 @@ static const struct io_backend_ops sockd_ops = {
 	.cancel_rx = sockd_cancel_rx,
 	.destroy = sockd_destroy,
 	.mss = sockd_mss,
+	.recv_sync = true, /* recvmsg(2), then rx_complete, in sockd_work */
 };
 
 struct io_backend *io_sock_direct_create(struct engine *eng, int fd)

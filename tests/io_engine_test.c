@@ -143,8 +143,13 @@ static void echo_closed(void *owner, int err)
 	atomic_fetch_add(&g_srv_closed, 1);
 }
 
-static const struct ep_ops echo_ops = {echo_rx_iov, echo_rx_done, echo_tx_iov,
-				       echo_tx_done, echo_closed};
+static const struct ep_ops echo_ops = {
+	.rx_iov = echo_rx_iov,
+	.rx_done = echo_rx_done,
+	.tx_iov = echo_tx_iov,
+	.tx_done = echo_tx_done,
+	.closed = echo_closed,
+};
 
 static struct io_fault_cfg *g_srv_fault; /* wrap accepted sockets */
 
@@ -182,6 +187,11 @@ struct cli {
 	bool closed, done, shut_when_sent, no_rx;
 	int closed_err;
 	struct io_fault_cfg *fault;
+	/* receives ask for provided memory (io/ep.h EP_RX_PROVIDED) */
+	bool provided;
+	size_t own_len;	     /* octets of the last set in dst itself */
+	const uint8_t *prov; /* the provided memory seen first */
+	bool prov_moved;     /* later receives got other memory */
 };
 
 static size_t rnd(struct cli *c, size_t n)
@@ -275,8 +285,56 @@ static void cli_closed(void *owner, int err)
 	cli_finish(c);
 }
 
-static const struct ep_ops cli_ops = {cli_rx_iov, cli_rx_done, cli_tx_iov,
-				      cli_tx_done, cli_closed};
+static const struct ep_ops cli_ops = {
+	.rx_iov = cli_rx_iov,
+	.rx_done = cli_rx_done,
+	.tx_iov = cli_tx_iov,
+	.tx_done = cli_tx_done,
+	.closed = cli_closed,
+};
+
+/* Provided memory: some octets straight into dst, the rest (a random
+ * length) into memory the endpoint provides, copied out at rx_done_at. */
+static int cli_prov_rx_iov(void *owner, struct iovec *iov, int cap)
+{
+	struct cli *c = owner;
+	size_t left = c->len - c->rx_off;
+	int n = 0;
+
+	if (!left)
+		return 0;
+	c->own_len = rnd(c, 3) ? 0 : rnd(c, left);
+	if (c->own_len)
+		n = split(c, c->dst + c->rx_off, c->own_len, iov, cap - 1);
+	left -= c->own_len;
+	iov[n].iov_base = NULL;
+	iov[n].iov_len = rnd(c, 2) ? left : 1 + rnd(c, left);
+	return n + 1;
+}
+
+static void cli_prov_rx_done_at(void *owner, size_t n, const uint8_t *prov)
+{
+	struct cli *c = owner;
+	size_t own = n < c->own_len ? n : c->own_len;
+
+	ck_assert_ptr_nonnull(prov); /* every set asked for some */
+	if (!c->prov)
+		c->prov = prov;
+	else if (prov != c->prov)
+		c->prov_moved = true;
+	memcpy(c->dst + c->rx_off + own, prov, n - own);
+	c->rx_off += n;
+	if (c->rx_off == c->len)
+		cli_finish(c);
+}
+
+static const struct ep_ops cli_prov_ops = {
+	.rx_iov = cli_prov_rx_iov,
+	.rx_done_at = cli_prov_rx_done_at,
+	.tx_iov = cli_tx_iov,
+	.tx_done = cli_tx_done,
+	.closed = cli_closed,
+};
 
 static void cli_connected(void *arg, int fd)
 {
@@ -291,7 +349,8 @@ static void cli_connected(void *arg, int fd)
 	be = io_sock_backend_create(c->eng, fd);
 	if (c->fault)
 		be = io_fault_wrap(be, c->fault);
-	c->ep = ep_create(c->eng, be, &cli_ops, c);
+	c->ep = ep_create(c->eng, be, c->provided ? &cli_prov_ops : &cli_ops,
+			  c);
 	ck_assert_ptr_nonnull(c->ep);
 	if (!c->len)
 		cli_finish(c);
@@ -335,6 +394,11 @@ static int loopback(int family, struct sockaddr_storage *ss, socklen_t *len)
 	return 0;
 }
 
+/* echo_run's clients receive into provided memory; what each saw */
+static bool g_cli_provided;
+static const uint8_t *g_prov[64];
+static bool g_prov_moved[64];
+
 /*
  * |n| clients echo |len| bytes each through one listener. Returns false
  * when the family is unavailable (IPv6 off).
@@ -371,6 +435,7 @@ static bool echo_run(struct engine *eng, int family, int n, size_t len,
 		cli[i].dst = malloc(len + 1);
 		cli[i].len = len;
 		cli[i].fault = cli_fault;
+		cli[i].provided = g_cli_provided;
 		ck_assert_int_eq(engine_connect(eng, (struct sockaddr *)&ss, sl,
 						NULL, 0, 5000, cli_connected,
 						&cli[i], NULL),
@@ -383,6 +448,10 @@ static bool echo_run(struct engine *eng, int family, int n, size_t len,
 		ck_assert_msg(!cli[i].closed, "closed %d", cli[i].closed_err);
 		ck_assert_uint_eq(cli[i].rx_off, len);
 		ck_assert_mem_eq(cli[i].dst, src, len);
+		if (i < 64) {
+			g_prov[i] = cli[i].prov;
+			g_prov_moved[i] = cli[i].prov_moved;
+		}
 	}
 	k.cli = cli;
 	k.n = n;
@@ -425,6 +494,38 @@ START_TEST(test_tcp_echo_many)
 	struct engine *eng = mk_engine(modes[_i]);
 
 	ck_assert(echo_run(eng, AF_INET, 48, 200000, 7, NULL));
+	engine_destroy(eng);
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+END_TEST
+
+/*
+ * Provided receive memory (io/ep.h EP_RX_PROVIDED): the octets arrive
+ * intact wherever the owner's own iovecs end; with direct sockets every
+ * endpoint of the engine receives into the same scratch memory, with the
+ * io_uring backend each into memory of its own that stays put.
+ */
+START_TEST(test_tcp_echo_provided)
+{
+	long mem0 = iw_mem_outstanding();
+	struct engine *eng = mk_engine(modes[_i]);
+	bool direct = engine_direct(eng);
+	int i, j, n = 12;
+
+	g_cli_provided = true;
+	ck_assert(echo_run(eng, AF_INET, n, 300000 + 13, 41, NULL));
+	g_cli_provided = false;
+	for (i = 0; i < n; i++) {
+		ck_assert_ptr_nonnull(g_prov[i]);
+		ck_assert(!g_prov_moved[i]);
+		for (j = 0; j < i; j++)
+			ck_assert_msg((g_prov[i] == g_prov[j]) == direct,
+				      "clients %d and %d: %p, %p (direct %d)",
+				      j, i, (const void *)g_prov[j],
+				      (const void *)g_prov[i], direct);
+	}
+	/* the endpoints' own buffers went with them; the scratch with the
+	 * engine */
 	engine_destroy(eng);
 	ck_assert_int_eq(iw_mem_outstanding(), mem0);
 }
@@ -511,8 +612,13 @@ static void sink_closed(void *owner, int err)
 	atomic_store(&s->closed, 1);
 }
 
-static const struct ep_ops sink_ops = {sink_rx_iov, sink_rx_done, sink_tx_iov,
-				       sink_tx_done, sink_closed};
+static const struct ep_ops sink_ops = {
+	.rx_iov = sink_rx_iov,
+	.rx_done = sink_rx_done,
+	.tx_iov = sink_tx_iov,
+	.tx_done = sink_tx_done,
+	.closed = sink_closed,
+};
 
 static void sink_accept(void *arg, int fd, const struct sockaddr *peer,
 			socklen_t len)
@@ -1102,8 +1208,13 @@ static void drv_closed(void *owner, int err)
 	((struct drv *)owner)->ep = NULL;
 }
 
-static const struct ep_ops drv_ops = {drv_rx_iov, drv_rx_done, sink_tx_iov,
-				      sink_tx_done, drv_closed};
+static const struct ep_ops drv_ops = {
+	.rx_iov = drv_rx_iov,
+	.rx_done = drv_rx_done,
+	.tx_iov = sink_tx_iov,
+	.tx_done = sink_tx_done,
+	.closed = drv_closed,
+};
 
 static void drv_open(void *arg)
 {
@@ -1518,6 +1629,7 @@ static Suite *io_engine_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_tcp_echo_sizes, 0, 4);
 	tcase_add_loop_test(tc, test_tcp_echo_many, 0, 4);
+	tcase_add_loop_test(tc, test_tcp_echo_provided, 0, 4);
 	tcase_add_test(tc, test_tcp_echo_ipv6);
 	tcase_add_test(tc, test_tcp_echo_faulty_short_io);
 	tcase_add_loop_test(tc, test_tcp_shutdown_orderly, 0, 4);
@@ -1536,6 +1648,7 @@ static Suite *io_engine_suite(void)
 	tcase_add_checked_fixture(tc, direct_on, direct_off);
 	tcase_add_loop_test(tc, test_tcp_echo_sizes, 0, 3);
 	tcase_add_loop_test(tc, test_tcp_echo_many, 0, 3);
+	tcase_add_loop_test(tc, test_tcp_echo_provided, 0, 3);
 	tcase_add_test(tc, test_tcp_echo_faulty_short_io);
 	tcase_add_loop_test(tc, test_tcp_shutdown_orderly, 0, 3);
 	tcase_add_loop_test(tc, test_connect_cancel_and_leftovers, 0, 3);

@@ -138,7 +138,11 @@ static void s_closed(void *owner, int err)
 }
 
 static const struct ep_ops sown_ops = {
-	s_rx_iov, s_rx_done, s_tx_iov, s_tx_done, s_closed,
+	.rx_iov = s_rx_iov,
+	.rx_done = s_rx_done,
+	.tx_iov = s_tx_iov,
+	.tx_done = s_tx_done,
+	.closed = s_closed,
 };
 
 static void sown_init(struct sown *o, uint64_t seed, const uint8_t *src,
@@ -452,8 +456,13 @@ static void hs_closed(void *owner, int err)
 	ck_abort_msg("closed %d during handshake", err);
 }
 
-static const struct ep_ops hs_ops = {hs_rx_iov, hs_rx_done, hs_tx_iov,
-				     hs_tx_done, hs_closed};
+static const struct ep_ops hs_ops = {
+	.rx_iov = hs_rx_iov,
+	.rx_done = hs_rx_done,
+	.tx_iov = hs_tx_iov,
+	.tx_done = hs_tx_done,
+	.closed = hs_closed,
+};
 
 START_TEST(test_set_owner_carries_bytes)
 {

@@ -96,8 +96,13 @@ static void o_closed(void *owner, int err)
 	o->closed_err = err;
 }
 
-static const struct ep_ops o_ops = {o_rx_iov, o_rx_done, o_tx_iov, o_tx_done,
-				    o_closed};
+static const struct ep_ops o_ops = {
+	.rx_iov = o_rx_iov,
+	.rx_done = o_rx_done,
+	.tx_iov = o_tx_iov,
+	.tx_done = o_tx_done,
+	.closed = o_closed,
+};
 
 static char psk_path[64];
 
