@@ -101,6 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.ord = 4;
 	cfg.fpdu_max = (flags & 0x20) ? 32768 : 0;
 	cfg.rdmap_ext = (mode & 0x80) != 0;
+	/* bulk octets in memory provided per receive, as the engine does */
+	fk_rx_provided = (mode & 0x40) != 0;
 	if (!fk_create(&o, &cfg))
 		abort();
 	r = fk_region_add(
@@ -171,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fk_region_find(&o, 0x100)->valid = false;
 				if (rdmap_conn_mem_revoke(o.c, 0x100) &&
 				    o.cancel_rx)
-					rdmap_conn_rx_done(o.c, 0);
+					fk_rx_done(&o, 0);
 				revoke_at = SIZE_MAX;
 			}
 		}

@@ -78,8 +78,7 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	c->orq = iw_calloc(c->orq_size, sizeof(*c->orq));
 	c->irq_size = conn_pow2(c->ird ? c->ird : 1u);
 	c->irq = iw_calloc(c->irq_size, sizeof(*c->irq));
-	c->rxbuf = iw_malloc(RDMAP_CONN_RX_BUF);
-	if (!c->slots || !c->iovs || !c->orq || !c->irq || !c->rxbuf)
+	if (!c->slots || !c->iovs || !c->orq || !c->irq)
 		goto fail;
 	err = EINVAL;
 	if (mpa_tx_init(&c->mtx, cfg->markers_tx, cfg->crc, 0))
@@ -104,6 +103,13 @@ fail:
 	iw_free(c);
 	errno = err;
 	return NULL;
+}
+
+void rdmap_conn_set_rx_provided(struct rdmap_conn *c)
+{
+	c->rx_provided = true;
+	iw_free(c->rxbuf);
+	c->rxbuf = NULL;
 }
 
 void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared)

@@ -32,7 +32,9 @@
  *   (Write) message (RFC 5041 §5.1), and in bounded bursts
  *   (RDMAP_CONN_RESP_BURST FPDUs) so that inbound Read Requests cannot
  *   starve the send queue.
- * - RX: bulk receive into a 1 MiB buffer parsed in place (mpa_rx bulk mode);
+ * - RX: bulk receive into a 1 MiB buffer parsed in place (mpa_rx bulk mode;
+ *   the owner may provide that memory per receive, so that connections
+ *   share it: nothing stays in it from one receive to the next);
  *   large payloads are received straight into their destination
  *   (mpa_rx_payload_iov / mpa_rx_commit), with a bulk tail after them that
  *   catches the trailer and the next header in the same receive. A
@@ -368,7 +370,8 @@ struct rdmap_conn {
 	/* ---- receive ---- */
 	struct mpa_rx mrx;
 	struct ddp_rx drx;
-	uint8_t *rxbuf;	     /* RDMAP_CONN_RX_BUF */
+	uint8_t *rxbuf;	     /* RDMAP_CONN_RX_BUF, at the first receive */
+	bool rx_provided;    /* bulk octets go to the owner's memory */
 	bool dp_active;	     /* last rx_iov was a direct placement */
 	size_t dp_len;	     /* its placement octets (a bulk tail follows) */
 	uint32_t rx_big;     /* credit: large FPDUs seen lately */
@@ -430,6 +433,17 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap);
 /* |n| octets landed at the start of the last rx_iov set (0: none; the
  * receive ended without data, e.g. cancelled). */
 void rdmap_conn_rx_done(struct rdmap_conn *c, size_t n);
+/*
+ * rdmap_conn_rx_done for a connection whose bulk octets go to memory its
+ * owner provides: rx_iov's last iovec then has iov_base NULL (the owner
+ * fills it in, io/ep.h EP_RX_PROVIDED), and |bulk| is where that iovec's
+ * octets landed; they are consumed before this returns.
+ */
+void rdmap_conn_rx_done_at(struct rdmap_conn *c, size_t n, const uint8_t *bulk);
+/* From now on the bulk octets go to provided memory (above); the
+ * connection keeps no receive buffer of its own. Before its first
+ * receive. */
+void rdmap_conn_set_rx_provided(struct rdmap_conn *c);
 /* FPDU octets to send now: up to |cap| iovecs; 0 = nothing. */
 int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap);
 /* The first |n| octets of the last tx_iov set were accepted by TCP. */

@@ -13,6 +13,7 @@
 
 #include "rdmap/rdmap_opcode.h"
 #include "rdmap/rdmap_conn_int.h"
+#include "util/mem.h"
 #include "util/tsan.h"
 
 /* Content octets between two markers (RFC 5044 §5). */
@@ -728,14 +729,38 @@ static int rx_dp_iov(struct rdmap_conn *c, struct iovec *iov, int cap,
 	return n;
 }
 
+/*
+ * Where bulk octets go: the owner's provided memory (NULL base,
+ * rdmap_conn_set_rx_provided), else the connection's own buffer, allocated
+ * at the first receive. False when that allocation failed (the connection
+ * then fails: RDMAP local catastrophic, RFC 5040 §5.4).
+ */
+static bool rx_bulk_base(struct rdmap_conn *c, uint8_t **base)
+{
+	*base = NULL;
+	if (c->rx_provided)
+		return true;
+	if (!c->rxbuf)
+		c->rxbuf = iw_malloc(RDMAP_CONN_RX_BUF);
+	if (!c->rxbuf) {
+		conn_fail(c, -ENOMEM, false);
+		return false;
+	}
+	*base = c->rxbuf;
+	return true;
+}
+
 int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 {
 	size_t total = 0;
+	uint8_t *base;
 	int n;
 
 	c->dp_active = false;
 	c->dp_len = 0;
 	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
+		return 0;
+	if (!rx_bulk_base(c, &base))
 		return 0;
 	/* direct placement: a large payload goes straight to its target,
 	 * and the bulk buffer after it takes the trailer and what follows */
@@ -744,7 +769,7 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 		c->dp_active = true;
 		c->dp_len = total;
 		if (n < cap) {
-			iov[n].iov_base = c->rxbuf;
+			iov[n].iov_base = base;
 			iov[n].iov_len = RDMAP_CONN_RX_BUF;
 			if (c->rx_big && !rx_whole_buffer(c))
 				iov[n].iov_len = RDMAP_CONN_RX_LOOKAHEAD;
@@ -753,13 +778,18 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 		c->rx_req = total;
 		return n;
 	}
-	iov[0].iov_base = c->rxbuf;
+	iov[0].iov_base = base;
 	iov[0].iov_len = rx_bulk_len(c);
 	c->rx_req = iov[0].iov_len;
 	return 1;
 }
 
 void rdmap_conn_rx_done(struct rdmap_conn *c, size_t n)
+{
+	rdmap_conn_rx_done_at(c, n, c->rx_provided ? NULL : c->rxbuf);
+}
+
+void rdmap_conn_rx_done_at(struct rdmap_conn *c, size_t n, const uint8_t *bulk)
 {
 	size_t k;
 	ssize_t r;
@@ -773,18 +803,19 @@ void rdmap_conn_rx_done(struct rdmap_conn *c, size_t n)
 	/* a bounded receive that was filled means the receiver is behind:
 	 * then fewer, larger receives beat avoiding the copy */
 	c->rx_behind = n >= c->rx_req && c->rx_req < RDMAP_CONN_RX_BUF;
+	k = 0;
 	if (c->dp_active) {
 		c->dp_active = false;
 		k = n < c->dp_len ? n : c->dp_len;
 		r = mpa_rx_commit(&c->mrx, k);
-		if (r < 0) {
-			if (c->state == RDMAP_CONN_RUN)
-				conn_fail(c, (int)r, false);
-		} else if (n > k) {
-			conn_rx_bulk(c, c->rxbuf, n - k);
-		}
-	} else {
-		conn_rx_bulk(c, c->rxbuf, n);
+		if (r < 0 && c->state == RDMAP_CONN_RUN)
+			conn_fail(c, (int)r, false);
+	}
+	if (n > k && c->state == RDMAP_CONN_RUN) {
+		if (bulk)
+			conn_rx_bulk(c, bulk, n - k);
+		else /* the owner lost the octets it was given room for */
+			conn_fail(c, -EFAULT, false);
 	}
 	if (c->state != RDMAP_CONN_RUN)
 		conn_rx_release(c);

@@ -1205,7 +1205,7 @@ START_TEST(test_app_state_mid_message)
 	ck_assert_int_eq(b.closed_calls, 1);
 	ck_assert_int_eq(b.closed_err, 0);
 	ck_assert_int_ge(b.shutdowns, 1);
-	ck_assert_int_eq(rdmap_conn_rx_iov(b.c, iov, 4), 0);
+	ck_assert_int_eq(fk_rx_iov(&b, iov, 4), 0);
 	ck_assert_int_eq(rdmap_conn_tx_iov(b.c, iov, 4), 0);
 	ck_assert_int_eq(rdmap_conn_rx_prefill(b.c, fp, flen), -EPIPE);
 	rdmap_conn_app_state(b.c, IWARP_QPS_ERR);
@@ -1485,7 +1485,7 @@ START_TEST(test_random_revoke)
 			 * application revokes, then the receive ends */
 			size_t n = 0, want = 1 + iw_test_rand(&seed) % wa.len;
 
-			cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+			cnt = fk_rx_iov(&b, iov, 8);
 			for (i = 0; i < cnt && n < want; i++) {
 				size_t c = iov[i].iov_len < want - n
 						   ? iov[i].iov_len
@@ -1509,7 +1509,7 @@ START_TEST(test_random_revoke)
 					ck_assert_int_eq(vict->refs, 0);
 			}
 			if (cnt > 0) {
-				rdmap_conn_rx_done(b.c, n);
+				fk_rx_done(&b, n);
 				memmove(wa.buf, wa.buf + n, wa.len - n);
 				wa.len -= n;
 				moved++;
@@ -1678,7 +1678,7 @@ START_TEST(test_rx_shared_keeps_placement)
 	fk_rx_feed(&b, wire, 116, 0);
 	got = 116;
 	/* in place, then a lookahead; fill it: the receiver is behind */
-	cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+	cnt = fk_rx_iov(&b, iov, 8);
 	ck_assert_int_eq(cnt, 2);
 	ck_assert_ptr_eq(iov[0].iov_base, bdst->buf + 100);
 	ck_assert_uint_eq(iov[1].iov_len, RDMAP_CONN_RX_LOOKAHEAD);
@@ -1686,18 +1686,18 @@ START_TEST(test_rx_shared_keeps_placement)
 		memcpy(iov[j].iov_base, wire + got + k, iov[j].iov_len);
 		k += iov[j].iov_len;
 	}
-	rdmap_conn_rx_done(b.c, k);
+	fk_rx_done(&b, k);
 	got += k;
 	/* the second payload in place; after it the whole buffer, or only
 	 * the lookahead when the CPU is shared */
 	take = got - fpdu - 16; /* second payload octets already parsed */
 	rdmap_conn_set_rx_shared(b.c, false);
-	cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+	cnt = fk_rx_iov(&b, iov, 8);
 	ck_assert_int_eq(cnt, 2);
 	ck_assert_ptr_eq(iov[0].iov_base, bdst->buf + len + take);
 	ck_assert_uint_eq(iov[1].iov_len, RDMAP_CONN_RX_BUF);
 	rdmap_conn_set_rx_shared(b.c, true);
-	cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+	cnt = fk_rx_iov(&b, iov, 8);
 	ck_assert_int_eq(cnt, 2);
 	ck_assert_ptr_eq(iov[0].iov_base, bdst->buf + len + take);
 	ck_assert_uint_eq(iov[1].iov_len, RDMAP_CONN_RX_LOOKAHEAD);
@@ -1879,14 +1879,14 @@ START_TEST(test_revoke_inbound_write_direct)
 	n = fk_tx_drain(&a, wire, WIRE_CAP);
 	ck_assert_uint_eq(n, 2 + 14 + 20000 + 4); /* CRC field */
 	fk_rx_feed(&b, wire, 116, 0);
-	cnt = rdmap_conn_rx_iov(b.c, iov, 8);
+	cnt = fk_rx_iov(&b, iov, 8);
 	ck_assert_int_ge(cnt, 1);
 	/* the payload goes straight to the region */
 	ck_assert_ptr_eq(iov[0].iov_base, bdst->buf + 100);
 	ck_assert(rdmap_conn_mem_revoke(b.c, 0x20));
 	ck_assert_int_eq(b.cancel_rx, 1);
 	ck_assert_int_eq(bdst->refs, 1);
-	rdmap_conn_rx_done(b.c, 0); /* the cancelled receive ends */
+	fk_rx_done(&b, 0); /* the cancelled receive ends */
 	ck_assert_int_eq(bdst->refs, 0);
 	bdst->valid = false;
 	fk_rx_feed(&b, wire + 116, n - 116, 0);
@@ -2411,11 +2411,21 @@ START_TEST(test_ext_every_split)
 }
 END_TEST
 
+static void provided_on(void)
+{
+	fk_rx_provided = true;
+}
+
+static void provided_off(void)
+{
+	fk_rx_provided = false;
+}
+
 static Suite *rdmap_conn_suite(void)
 {
 	Suite *s = suite_create("rdmap_conn");
 	TCase *tc = tcase_create("conn");
-	TCase *tsplit = tcase_create("split");
+	TCase *tsplit = tcase_create("split"), *tprov;
 
 	/* CPU-bound and deterministic: bounds generous for a loaded VM */
 	tcase_set_timeout(tc, 300);
@@ -2451,6 +2461,19 @@ static Suite *rdmap_conn_suite(void)
 	tcase_set_timeout(tsplit, 600);
 	tcase_add_loop_test(tsplit, test_rx_every_split, 0, NMODES);
 	suite_add_tcase(s, tsplit);
+	/* the same receive paths with bulk octets in provided memory */
+	tprov = tcase_create("provided");
+	tcase_add_checked_fixture(tprov, provided_on, provided_off);
+	tcase_set_timeout(tprov, 600);
+	tcase_add_loop_test(tprov, test_roundtrips, 0, 2 * NMODES);
+	tcase_add_loop_test(tprov, test_ext_every_split, 0, (int)NMODES);
+	tcase_add_loop_test(tprov, test_random_traffic, 0, 8);
+	tcase_add_loop_test(tprov, test_random_revoke, 0, 48);
+	tcase_add_test(tprov, test_rx_shared_keeps_placement);
+	tcase_add_test(tprov, test_revoke_inbound_write_bulk);
+	tcase_add_test(tprov, test_revoke_inbound_write_direct);
+	tcase_add_loop_test(tprov, test_rx_every_split, 0, NMODES);
+	suite_add_tcase(s, tprov);
 	return s;
 }
 

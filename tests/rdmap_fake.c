@@ -343,9 +343,13 @@ void fk_init(struct fk_owner *o)
 			   IWARP_ACCESS_REMOTE_ATOMIC;
 }
 
+bool fk_rx_provided;
+
 bool fk_create(struct fk_owner *o, const struct rdmap_conn_cfg *cfg)
 {
 	o->c = rdmap_conn_create(cfg, &fk_ops, o);
+	if (o->c && fk_rx_provided)
+		rdmap_conn_set_rx_provided(o->c);
 	return o->c != NULL;
 }
 
@@ -485,6 +489,40 @@ size_t fk_tx_drain(struct fk_owner *o, uint8_t *out, size_t cap)
 	return got;
 }
 
+/* The memory fk_rx_iov provides (fk_rx_provided), shared by every owner
+ * as an engine's endpoints share its scratch. */
+static uint8_t fk_scratch[RDMAP_CONN_RX_BUF];
+
+int fk_rx_iov(struct fk_owner *o, struct iovec *iov, int cap)
+{
+	int n = rdmap_conn_rx_iov(o->c, iov, cap), i;
+
+	o->prov = false;
+	if (n <= 0 || iov[n - 1].iov_base)
+		return n;
+	if (!fk_rx_provided || iov[n - 1].iov_len > sizeof(fk_scratch))
+		abort(); /* asked without the mode, or for too much */
+	iov[n - 1].iov_base = fk_scratch;
+	o->prov = true;
+	for (o->prov_own = 0, i = 0; i < n - 1; i++)
+		o->prov_own += iov[i].iov_len;
+	return n;
+}
+
+void fk_rx_done(struct fk_owner *o, size_t n)
+{
+	if (!fk_rx_provided) {
+		rdmap_conn_rx_done(o->c, n);
+		return;
+	}
+	rdmap_conn_rx_done_at(o->c, n, o->prov ? fk_scratch : NULL);
+	/* the octets were consumed: what the connection still pointed at
+	 * would read garbage from now on */
+	if (o->prov && n > o->prov_own)
+		memset(fk_scratch, 0xa5, n - o->prov_own);
+	o->prov = false;
+}
+
 void fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
 		size_t chunk)
 {
@@ -493,7 +531,7 @@ void fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
 	int n, i;
 
 	while (o->c && len > 0) {
-		n = rdmap_conn_rx_iov(o->c, iov, 8);
+		n = fk_rx_iov(o, iov, 8);
 		if (n <= 0)
 			return; /* over: the rest is not read */
 		want = chunk && chunk < len ? chunk : len;
@@ -505,7 +543,7 @@ void fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
 			memcpy(iov[i].iov_base, buf + k, take);
 			k += take;
 		}
-		rdmap_conn_rx_done(o->c, k);
+		fk_rx_done(o, k);
 		if (!k)
 			return;
 		buf += k;

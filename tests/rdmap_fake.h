@@ -69,9 +69,23 @@ struct fk_owner {
 	struct iwarp_term_cause closed_cause;
 	int kicks, shutdowns, term_queued, cancel_rx;
 	long bad_puts; /* mem_put of an unknown/unheld ref */
+	/* fk_rx_iov gave the last iovec provided memory, after |prov_own|
+	 * octets of the connection's own iovecs */
+	bool prov;
+	size_t prov_own;
 };
 
 extern const struct rdmap_ops fk_ops;
+
+/* fk_create makes connections whose bulk octets go to memory that
+ * fk_rx_feed provides per receive (rdmap_conn_set_rx_provided), and
+ * poisons after each rdmap_conn_rx_done_at. */
+extern bool fk_rx_provided;
+
+/* rdmap_conn_rx_iov / rdmap_conn_rx_done, providing the bulk memory
+ * when fk_rx_provided. */
+int fk_rx_iov(struct fk_owner *o, struct iovec *iov, int cap);
+void fk_rx_done(struct fk_owner *o, size_t n);
 
 /* Initializes |o| (no engine yet). */
 void fk_init(struct fk_owner *o);

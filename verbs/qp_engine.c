@@ -38,9 +38,11 @@ static int glue_rx_iov(void *owner, struct iovec *iov, int cap)
 	return qp_conn_rx_iov(owner, iov, cap);
 }
 
-static void glue_rx_done(void *owner, size_t n)
+static void glue_rx_done_at(void *owner, size_t n, const uint8_t *provided)
 {
-	qp_conn_rx_done(owner, n);
+	struct qp_conn *conn = owner;
+
+	rdmap_conn_rx_done_at(conn->rc, n, provided);
 }
 
 static int glue_tx_iov(void *owner, struct iovec *iov, int cap)
@@ -60,7 +62,7 @@ static void glue_closed(void *owner, int err)
 
 static const struct ep_ops conn_ep_ops = {
 	.rx_iov = glue_rx_iov,
-	.rx_done = glue_rx_done,
+	.rx_done_at = glue_rx_done_at,
 	.tx_iov = glue_tx_iov,
 	.tx_done = glue_tx_done,
 	.closed = glue_closed,
@@ -182,6 +184,9 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 					mss > 64 ? (size_t)mss & ~(size_t)7
 						 : RDMAP_CONN_FPDU_DEFAULT);
 	}
+	/* bulk octets land in the engine's memory (io/ep.h EP_RX_PROVIDED):
+	 * an idle QP pins no receive buffer */
+	rdmap_conn_set_rx_provided(conn->rc);
 	rc = ep_set_owner(ep, &conn_ep_ops, conn, carry, len);
 	if (rc) {
 		engine_timer_unreserve(g->eng, 1);
