@@ -280,18 +280,21 @@ cross_pair() {
 # print REGEX. qperf 0.4.11 sends its RDMA CM port to the client before it
 # calls rdma_listen, so a client that connects in between is refused
 # (REJECTED, on kernel iWARP too; its server child then waits for ever for
-# the connection): such a pair runs again, with a new server, at most three
+# the connection): such a pair runs again, with a new server, at most six
 # times in all. So does a pair whose client saw its Sends flushed: each
 # side of a timed qperf test stops at its own clock, and a server that
 # stopped first no longer posts receives; on InfiniBand the client's next
 # Sends wait (RNR retry), on iWARP a Send with no receive posted ends the
 # connection with a TERMINATE (DDP untagged buffer error, invalid MSN: no
 # buffer; RFC 5041 §7.2), as it does on kernel siw, so a client still
-# inside its time sees them flushed.
+# inside its time sees them flushed. That is common with rc_bw on this
+# 2-core VM (6 of 8 first runs, 2026-12-06, with the library of before and
+# after that day's changes alike), so three runs in all failed about one
+# CI run in four.
 qperf_run() {
 	_n=$1 _re=$2
 	shift 2
-	for _try in 1 2 3; do
+	for _try in 1 2 3 4 5 6; do
 		# the server serves requests until it is stopped
 		start_server qperf "$RUN" qperf -lp @PORT@ || return 1
 		echo "$PORT" >>"$tmp/ctlports" # qperf's control TCP, not iWARP
@@ -300,13 +303,13 @@ qperf_run() {
 		_crc=$?
 		kill "$SPID" 2>/dev/null
 		wait "$SPID"
-		if [ $_crc -ne 0 ] && [ $_try -lt 3 ] &&
+		if [ $_crc -ne 0 ] && [ $_try -lt 6 ] &&
 			grep -q 'unexpected event from RDMA CM: Event rejected' \
 				"$tmp/qperf.c.out" "$tmp/qperf.c.err"; then
 			echo "     $_n: connected before qperf's rdma_listen, once more"
 			continue
 		fi
-		if [ $_crc -ne 0 ] && [ $_try -lt 3 ] &&
+		if [ $_crc -ne 0 ] && [ $_try -lt 6 ] &&
 			grep -q 'failed: WR flush failure' \
 				"$tmp/qperf.c.out" "$tmp/qperf.c.err"; then
 			echo "     $_n: the server's clock ended the test first, once more"
