@@ -137,9 +137,8 @@ int engine_call(struct engine *eng, void (*fn)(void *arg), void *arg);
 /*
  * Runs fn(arg) on the engine thread and waits until it returned. Any thread:
  * on the engine thread itself it runs fn directly. In INLINE mode, when no
- * thread is inside engine_run_once, and with direct_io, when no thread holds
- * the engine, the caller runs the work queued before and fn itself (it
- * holds the engine while doing so). Returns 0 or -ENOMEM.
+ * thread is inside engine_run_once, the caller runs fn itself (it holds the
+ * engine while doing so). Returns 0 or -ENOMEM.
  */
 int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
 
