@@ -458,6 +458,11 @@ bool ep_idle(const struct endpoint *ep)
 	return !ep->rx_busy && !ep->tx_busy;
 }
 
+bool ep_rx_scratch(const struct endpoint *ep)
+{
+	return ep->be->ops->recv_sync;
+}
+
 struct engine *ep_engine(const struct endpoint *ep)
 {
 	return ep->eng;

@@ -145,6 +145,11 @@ bool ep_idle(const struct endpoint *ep);
 int ep_set_owner(struct endpoint *ep, const struct ep_ops *ops, void *owner,
 		 const void *carry, size_t len);
 
+/* True when the provided receive memory of |ep| is the engine's shared
+ * scratch (EP_RX_PROVIDED: a recv_sync backend), cache-warm from the
+ * receives before. */
+bool ep_rx_scratch(const struct endpoint *ep);
+
 /* The engine |ep| runs on. */
 struct engine *ep_engine(const struct endpoint *ep);
 

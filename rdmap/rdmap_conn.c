@@ -117,6 +117,11 @@ void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared)
 	c->rx_shared = shared;
 }
 
+bool rdmap_conn_rx_untagged(const struct rdmap_conn *c)
+{
+	return c->rx_untagged > 0;
+}
+
 void rdmap_conn_set_fpdu_max(struct rdmap_conn *c, size_t fpdu_max)
 {
 	c->fpdu_max = fpdu_max;

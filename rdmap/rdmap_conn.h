@@ -102,6 +102,8 @@
 	512u /* bulk octets read after/between large FPDUs */
 #define RDMAP_CONN_RX_BIG_CREDIT                                               \
 	8u /* small FPDUs after a large one still bounded */
+#define RDMAP_CONN_RX_UNTAGGED_CREDIT                                          \
+	64u /* tagged FPDUs after an untagged one until it is "lately" */
 #define RDMAP_CONN_TX_SLOTS 128u /* FPDUs framed ahead (power of two) */
 #define RDMAP_CONN_SLOT_IOV 40u	 /* iovecs of one FPDU without markers */
 /* iovecs of the framed FPDUs, shared by the slots as a ring: each FPDU
@@ -370,16 +372,17 @@ struct rdmap_conn {
 	/* ---- receive ---- */
 	struct mpa_rx mrx;
 	struct ddp_rx drx;
-	uint8_t *rxbuf;	     /* RDMAP_CONN_RX_BUF, at the first receive */
-	bool rx_provided;    /* bulk octets go to the owner's memory */
-	bool dp_active;	     /* last rx_iov was a direct placement */
-	size_t dp_len;	     /* its placement octets (a bulk tail follows) */
-	uint32_t rx_big;     /* credit: large FPDUs seen lately */
-	size_t rx_req;	     /* octets the last rx_iov set asked for */
-	bool rx_behind;	     /* it was filled: read the whole buffer */
-	bool rx_shared;	     /* the owner's CPU serves other streams too */
-	bool first_rx;	     /* an FPDU was received */
-	bool rx_after_write; /* the last inbound message was an RDMA Write */
+	uint8_t *rxbuf;	      /* RDMAP_CONN_RX_BUF, at the first receive */
+	bool rx_provided;     /* bulk octets go to the owner's memory */
+	bool dp_active;	      /* last rx_iov was a direct placement */
+	size_t dp_len;	      /* its placement octets (a bulk tail follows) */
+	uint32_t rx_big;      /* credit: large FPDUs seen lately */
+	size_t rx_req;	      /* octets the last rx_iov set asked for */
+	bool rx_behind;	      /* it was filled: read the whole buffer */
+	bool rx_shared;	      /* the owner's CPU serves other streams too */
+	uint32_t rx_untagged; /* credit: Send-queue messages seen lately */
+	bool first_rx;	      /* an FPDU was received */
+	bool rx_after_write;  /* the last inbound message was an RDMA Write */
 	struct rdmap_rx_cur cur;
 	bool have_rqe; /* a receive WQE bound to the Send in progress */
 	struct rdmap_rqe rqe;
@@ -419,6 +422,18 @@ void rdmap_conn_set_fpdu_max(struct rdmap_conn *c, size_t fpdu_max);
  * (bench/README.md, "Many QPs: where the receive goes").
  */
 void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared);
+
+/*
+ * True when untagged messages of the Send queue (Send, Send with
+ * Invalidate/SE, Immediate Data) arrived lately, i.e. within the last
+ * RDMAP_CONN_RX_UNTAGGED_CREDIT inbound FPDUs. Each takes a receive WQE
+ * that the application posts again only at the rate it reaps, so an owner
+ * weighing whole-buffer receives (rdmap_conn_set_rx_shared) may keep such
+ * a connection on bounded ones: a whole buffer of Sends placed at once
+ * can outrun the receive queue, which on iWARP ends the connection (RFC
+ * 5041 §7.2, no buffer).
+ */
+bool rdmap_conn_rx_untagged(const struct rdmap_conn *c);
 
 /*
  * Octets received before the engine's first receive (those the CM read

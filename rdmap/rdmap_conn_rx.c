@@ -401,6 +401,10 @@ static void rx_header(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 	rc = ddp_hdr_check(&cur->h);
 	if (rc)
 		goto err;
+	if (!cur->h.tagged && cur->h.qn == DDP_QN_SEND)
+		c->rx_untagged = RDMAP_CONN_RX_UNTAGGED_CREDIT;
+	else if (c->rx_untagged)
+		c->rx_untagged--;
 	rc = rdmap_hdr_check_ext(&cur->h, c->ext);
 	if (rc)
 		goto err;

@@ -1708,6 +1708,48 @@ START_TEST(test_rx_shared_keeps_placement)
 }
 END_TEST
 
+/* A Send (a receive WQE taken) marks the connection as receiving
+ * untagged messages lately; RDMAP_CONN_RX_UNTAGGED_CREDIT tagged FPDUs
+ * later it no longer is, and a Write alone never marks it. Its owner
+ * keeps such a connection off whole-buffer receives (verbs/qp_engine.c). */
+START_TEST(test_rx_untagged_lately)
+{
+	struct fk_owner a, b;
+	struct fk_region *asrc, *bdst, *brq;
+	struct rdmap_wqe *w;
+	uint32_t i;
+
+	pair_init(&a, &b, modes[_i], 4, 4, 0);
+	asrc = fk_region_add(&a, 0x10, 4096, LW, 0);
+	bdst = fk_region_add(&b, 0x20, 4096, RW, 0);
+	brq = fk_region_add(&b, 0x21, 64, LW, 0);
+	for (i = 0; i < 3; i++) { /* Writes alone */
+		w = fk_post_send(&a, 1, IWARP_WR_RDMA_WRITE, 0, 0x10, asrc->buf,
+				 8);
+		w->rkey = 0x20;
+		w->remote_addr = (uintptr_t)bdst->buf;
+		fk_pump(&a, &b);
+		ck_assert(!rdmap_conn_rx_untagged(b.c));
+	}
+	fk_post_recv(&b, 9, 0x21, brq->buf, 64);
+	fk_post_send(&a, 2, IWARP_WR_SEND, 0, 0x10, asrc->buf, 16);
+	fk_pump(&a, &b);
+	ck_assert_int_eq(b.nrcq, 1);
+	ck_assert(rdmap_conn_rx_untagged(b.c));
+	for (i = 0; i < RDMAP_CONN_RX_UNTAGGED_CREDIT; i++) {
+		ck_assert(rdmap_conn_rx_untagged(b.c));
+		w = fk_post_send(&a, 3 + i, IWARP_WR_RDMA_WRITE, 0, 0x10,
+				 asrc->buf, 8);
+		w->rkey = 0x20;
+		w->remote_addr = (uintptr_t)bdst->buf;
+		fk_pump(&a, &b);
+	}
+	ck_assert(!rdmap_conn_rx_untagged(b.c));
+	ck_assert_int_eq(b.set_error_calls, 0);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* ---- transmit gathers ---- */
 
 /*
@@ -2447,6 +2489,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_random_revoke, 0, 48);
 	tcase_add_loop_test(tc, test_app_state_mid_message, 0, 2);
 	tcase_add_test(tc, test_rx_shared_keeps_placement);
+	tcase_add_loop_test(tc, test_rx_untagged_lately, 0, NMODES);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);
 	tcase_add_test(tc, test_revoke_read_response);

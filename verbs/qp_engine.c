@@ -34,7 +34,18 @@ static int glue_rx_iov(void *owner, struct iovec *iov, int cap)
 	struct qp_conn *conn = owner;
 	const struct conn_glue *g = conn->glue;
 
-	rdmap_conn_set_rx_shared(conn->rc, engine_rx_shared(g->eng));
+	/* Whole-buffer receives for a connection that fell behind cost a
+	 * copy out of the bulk memory; with many streams on one CPU that
+	 * copy lost to the receives it saves while every connection had a
+	 * cold buffer of its own (the ring's endpoints still do), and wins
+	 * when the memory is the engine's one warm scratch (bench/README.md,
+	 * "Many QPs"). Not for a connection receiving Sends: a whole buffer
+	 * of them placed at once outran the receive queue of qperf rc_bw on
+	 * a loaded machine (the connection then ends, RFC 5041 §7.2). */
+	rdmap_conn_set_rx_shared(conn->rc,
+				 engine_rx_shared(g->eng) &&
+					 (!ep_rx_scratch(g->ep) ||
+					  rdmap_conn_rx_untagged(conn->rc)));
 	return qp_conn_rx_iov(owner, iov, cap);
 }
 
