@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rdmap_wqe *w;
 	uint8_t flags, mode;
 	uint32_t s;
-	size_t chunk, revoke_at;
+	size_t chunk, revoke_at, k;
 	int i;
 
 	if (size < 2)
@@ -105,6 +105,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fk_rx_provided = (mode & 0x40) != 0;
 	if (!fk_create(&o, &cfg))
 		abort();
+	/* a Send with no receive WQE may wait for one (resumed or expired
+	 * below) */
+	rdmap_conn_set_rx_wait(o.c, (mode & 0x20) != 0);
 	r = fk_region_add(
 		&o, 0x100, 8192,
 		IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_WRITE |
@@ -163,7 +166,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			chunk = size;
 		if (revoke_at != SIZE_MAX && revoke_at < chunk && revoke_at)
 			chunk = revoke_at;
-		fk_rx_feed(&o, data, chunk, 1 + rnd(&s) % 4096);
+		k = fk_rx_feed(&o, data, chunk, 1 + rnd(&s) % 4096);
+		if (rdmap_conn_rx_waiting(o.c)) {
+			/* the octets not taken are read after the wait */
+			chunk = k;
+			if ((rnd(&s) & 1) && o.rq_head - o.rq_tail < FK_RQ) {
+				fk_post_recv(&o, 20, 0x300, rl->buf, 1024);
+				rdmap_conn_rx_resume(o.c);
+			} else {
+				rdmap_conn_rx_wait_expired(o.c);
+			}
+		}
 		data += chunk;
 		size -= chunk;
 		if (revoke_at != SIZE_MAX) {

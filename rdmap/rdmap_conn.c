@@ -158,6 +158,7 @@ void conn_slots_release(struct rdmap_conn *c, uint32_t from)
 
 void rdmap_conn_detach(struct rdmap_conn *c)
 {
+	conn_rx_wait_end(c);
 	if (!c->bound)
 		return;
 	if (c->have_rqe)
@@ -326,6 +327,7 @@ void conn_finish(struct rdmap_conn *c, int err, bool async)
 		return;
 	c->state = RDMAP_CONN_CLOSED;
 	c->close_err = err;
+	conn_rx_wait_end(c);
 	if (c->bound) {
 		if (c->have_rqe)
 			conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0,
@@ -397,6 +399,7 @@ void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state)
 			return;
 		/* the owner flushes the queues itself after this call */
 		c->state = RDMAP_CONN_CLOSED;
+		conn_rx_wait_end(c);
 		if (c->have_rqe)
 			conn_rqe_complete(c, IWARP_WC_WR_FLUSH_ERR, 0, 0, 0,
 					  true);
@@ -407,6 +410,7 @@ void rdmap_conn_app_state(struct rdmap_conn *c, enum iwarp_qp_state state)
 	case IWARP_QPS_RESET:
 		if (c->state != RDMAP_CONN_CLOSED) {
 			c->state = RDMAP_CONN_CLOSED;
+			conn_rx_wait_end(c);
 			if (c->ops->shutdown)
 				c->ops->shutdown(c->owner);
 			/* closed while still bound: after detach only mem_put

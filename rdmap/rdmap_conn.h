@@ -207,6 +207,19 @@ struct rdmap_ops {
 	/* Make the outstanding receive complete soon (it may target memory
 	 * being revoked); rx_done or closed follows. */
 	void (*cancel_rx)(void *owner);
+	/*
+	 * Waiting for a receive WQE (rdmap_conn_set_rx_wait). |wait| true: a
+	 * Send-queue message found no receive WQE posted. Returns 0 when
+	 * the owner will call rdmap_conn_rx_resume once one is posted and
+	 * rdmap_conn_rx_wait_expired after its bound; -EAGAIN when one was
+	 * posted meanwhile (taken at once); other -errno: no wait, the
+	 * message fails now (RFC 5041 §7.2). |wait| false: the wait is over
+	 * (resumed, expired, or the connection ended); the return is
+	 * ignored.
+	 */
+	int (*rx_wait)(void *owner, bool wait);
+	/* rx_iov offers room again (a wait ended). */
+	void (*kick_rx)(void *owner);
 
 	/* ---- local memory operations (optional) ---- */
 	/* Runs a WQE that never goes on the wire (IWARP_WR_BIND_MW,
@@ -381,8 +394,12 @@ struct rdmap_conn {
 	bool rx_behind;	      /* it was filled: read the whole buffer */
 	bool rx_shared;	      /* the owner's CPU serves other streams too */
 	uint32_t rx_untagged; /* credit: Send-queue messages seen lately */
-	bool first_rx;	      /* an FPDU was received */
-	bool rx_after_write;  /* the last inbound message was an RDMA Write */
+	bool rx_wait_ok;      /* may wait for a receive WQE (ops->rx_wait) */
+	bool rx_waiting;      /* a Send-queue message waits for a WQE */
+	uint8_t *rx_stash;    /* octets received behind its header */
+	size_t rx_stash_len;
+	bool first_rx;	     /* an FPDU was received */
+	bool rx_after_write; /* the last inbound message was an RDMA Write */
 	struct rdmap_rx_cur cur;
 	bool have_rqe; /* a receive WQE bound to the Send in progress */
 	struct rdmap_rqe rqe;
@@ -434,6 +451,32 @@ void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared);
  * 5041 §7.2, no buffer).
  */
 bool rdmap_conn_rx_untagged(const struct rdmap_conn *c);
+
+/*
+ * Lets the engine wait for a receive WQE instead of failing at once when a
+ * Send, Send with Invalidate/SE or Immediate Data finds none posted: the
+ * receive pauses after that message's header (rdmap_conn_rx_iov offers no
+ * room; octets already received behind it are kept), so the peer's further
+ * messages wait in TCP's window, until the owner posts a WQE
+ * (rdmap_conn_rx_resume) or gives up (rdmap_conn_rx_wait_expired: the
+ * message then fails as without waiting, DDP untagged "no buffer
+ * available", RFC 5041 §7.2). Nothing of it shows on the wire: the peer
+ * sees a slow reader, as an InfiniBand sender sees RNR NAKs. Needs
+ * ops->rx_wait and ops->kick_rx; off by default.
+ */
+void rdmap_conn_set_rx_wait(struct rdmap_conn *c, bool on);
+
+/* True while a message waits for a receive WQE. */
+bool rdmap_conn_rx_waiting(const struct rdmap_conn *c);
+
+/* A receive WQE may have been posted: takes it for the waiting message and
+ * receives on (kick_rx). No-op when nothing waits. */
+void rdmap_conn_rx_resume(struct rdmap_conn *c);
+
+/* The owner's bound ran out: the waiting message fails (TERMINATE, DDP
+ * untagged 0x02) and the receive goes on to send it. No-op when nothing
+ * waits. */
+void rdmap_conn_rx_wait_expired(struct rdmap_conn *c);
 
 /*
  * Octets received before the engine's first receive (those the CM read

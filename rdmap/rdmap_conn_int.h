@@ -27,6 +27,10 @@ void conn_fail_cause(struct rdmap_conn *c, const struct iwarp_term_cause *t);
  */
 void conn_finish(struct rdmap_conn *c, int err, bool async);
 
+/* Ends a wait for a receive WQE without parsing what was kept (the
+ * connection is over). */
+void conn_rx_wait_end(struct rdmap_conn *c);
+
 /* The TERMINATE received from the peer (decoded): fail as RFC 5040 §5.4. */
 void conn_term_received(struct rdmap_conn *c, const struct rdmap_term *t);
 

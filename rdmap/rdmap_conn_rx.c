@@ -56,6 +56,33 @@ static void rqe_place(const struct rdmap_rqe *r, uint64_t off,
 	}
 }
 
+/* rx_take_rqe: the message waits for a receive WQE (rdmap_conn_set_rx_wait) */
+#define RX_WAIT 1
+
+/*
+ * Takes the receive WQE for a new Send-queue message: 0, RX_WAIT when the
+ * owner lets it wait for one, or no buffer (RFC 5041 §7.2, untagged 0x02).
+ */
+static int rx_take_rqe(struct rdmap_conn *c)
+{
+	int tries, rc;
+
+	if (!c->bound)
+		return IWARP_ERR_DDP_MSN_NO_BUFFER;
+	for (tries = 0; tries < 2; tries++) {
+		if (!c->ops->recv_take(c->owner, &c->rqe))
+			return 0;
+		if (!c->rx_wait_ok)
+			break;
+		rc = c->ops->rx_wait(c->owner, true);
+		if (!rc)
+			return RX_WAIT;
+		if (rc != -EAGAIN)
+			break; /* the owner cannot wait now */
+	}
+	return IWARP_ERR_DDP_MSN_NO_BUFFER;
+}
+
 /* Send family (QN 0, RFC 5040 §5.3): binds a receive WQE to a new message. */
 static int rx_send(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 		   const uint8_t *hdr)
@@ -79,8 +106,9 @@ static int rx_send(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 			return 0;
 		}
 		/* RFC 5041 §7: no buffer for the message -> untagged 0x02 */
-		if (!c->bound || c->ops->recv_take(c->owner, &c->rqe))
-			return IWARP_ERR_DDP_MSN_NO_BUFFER;
+		rc = rx_take_rqe(c);
+		if (rc)
+			return rc;
 		c->have_rqe = true;
 		for (i = 0; i < c->rqe.num_sge; i++)
 			if (c->ops->mem_check_local(c->owner, &c->rqe.sge[i],
@@ -231,8 +259,9 @@ static int rx_imm(struct rdmap_conn *c, struct rdmap_rx_cur *cur,
 	if (cur->hdr_len < DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN)
 		return IWARP_ERR_TRUNCATED;
 	if (!q->in_msg && h->msn == q->msn && !c->have_rqe) {
-		if (!c->bound || c->ops->recv_take(c->owner, &c->rqe))
-			return IWARP_ERR_DDP_MSN_NO_BUFFER;
+		rc = rx_take_rqe(c);
+		if (rc)
+			return rc;
 		c->have_rqe = true;
 		ddp_rx_post(&c->drx, DDP_QN_SEND, RDMAP_IMM_LEN);
 	}
@@ -420,6 +449,12 @@ static void rx_header(struct rdmap_conn *c, const struct mpa_rx_event *ev)
 	rc = row->handler(c, cur, ev->hdr);
 	if (!rc)
 		return;
+	if (rc == RX_WAIT) {
+		/* the receive pauses here; rdmap_conn_rx_resume runs the
+		 * handler again */
+		c->rx_waiting = true;
+		return;
+	}
 err:
 	/* reported once the FPDU's CRC is verified; nothing is placed */
 	cur->err = rc;
@@ -615,6 +650,26 @@ static void rx_fpdu_done(struct rdmap_conn *c)
 	cur->kind = RXK_NONE;
 }
 
+/*
+ * Keeps the |len| octets received behind the header of a message that
+ * waits for a receive WQE (the bulk memory may be the owner's, shared with
+ * other connections). They are parsed when the wait ends.
+ */
+static void rx_stash(struct rdmap_conn *c, const uint8_t *buf, size_t len)
+{
+	if (!len)
+		return;
+	c->rx_stash = iw_malloc(len);
+	if (!c->rx_stash) {
+		c->rx_waiting = false;
+		c->ops->rx_wait(c->owner, false);
+		conn_fail(c, -ENOMEM, false);
+		return;
+	}
+	memcpy(c->rx_stash, buf, len);
+	c->rx_stash_len = len;
+}
+
 /* Bulk mode: parse |len| received octets in place. */
 static void conn_rx_bulk(struct rdmap_conn *c, const uint8_t *buf, size_t len)
 {
@@ -633,6 +688,10 @@ static void conn_rx_bulk(struct rdmap_conn *c, const uint8_t *buf, size_t len)
 		switch (ev.type) {
 		case MPA_RX_HEADER:
 			rx_header(c, &ev);
+			if (c->rx_waiting) {
+				rx_stash(c, buf, len);
+				return;
+			}
 			break;
 		case MPA_RX_PAYLOAD:
 			rx_payload(c, &ev);
@@ -762,7 +821,7 @@ int rdmap_conn_rx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 
 	c->dp_active = false;
 	c->dp_len = 0;
-	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
+	if (c->state == RDMAP_CONN_CLOSED || cap <= 0 || c->rx_waiting)
 		return 0;
 	if (!rx_bulk_base(c, &base))
 		return 0;
@@ -833,4 +892,82 @@ int rdmap_conn_rx_prefill(struct rdmap_conn *c, const void *buf, size_t len)
 	conn_rx_bulk(c, buf, len);
 	conn_tx_kick(c);
 	return 0;
+}
+
+void rdmap_conn_set_rx_wait(struct rdmap_conn *c, bool on)
+{
+	c->rx_wait_ok = on && c->ops->rx_wait && c->ops->kick_rx;
+}
+
+bool rdmap_conn_rx_waiting(const struct rdmap_conn *c)
+{
+	return c->rx_waiting;
+}
+
+void conn_rx_wait_end(struct rdmap_conn *c)
+{
+	if (!c->rx_waiting)
+		return;
+	c->rx_waiting = false;
+	iw_free(c->rx_stash);
+	c->rx_stash = NULL;
+	c->rx_stash_len = 0;
+	if (c->bound)
+		c->ops->rx_wait(c->owner, false);
+}
+
+/* The wait ended with |rc| from the message's handler (0: it has its WQE;
+ * an error: it fails): parses what was kept and receives on. */
+static void rx_wait_done(struct rdmap_conn *c, int rc)
+{
+	struct rdmap_rx_cur *cur = &c->cur;
+	uint8_t *stash = c->rx_stash;
+	size_t len = c->rx_stash_len;
+
+	c->rx_waiting = false;
+	c->rx_stash = NULL;
+	c->rx_stash_len = 0;
+	c->ops->rx_wait(c->owner, false);
+	if (rc) {
+		/* reported once the FPDU's CRC is verified (rx_header) */
+		cur->err = rc;
+		cur->kind = RXK_DISCARD;
+	}
+	if (len)
+		conn_rx_bulk(c, stash, len); /* may wait again: stashes anew */
+	iw_free(stash);
+	if (c->state != RDMAP_CONN_RUN)
+		conn_rx_release(c);
+	else if (!c->rx_waiting)
+		c->ops->kick_rx(c->owner);
+	conn_tx_kick(c);
+}
+
+void rdmap_conn_rx_resume(struct rdmap_conn *c)
+{
+	struct rdmap_rx_cur *cur = &c->cur;
+	int rc;
+
+	if (!c->rx_waiting)
+		return;
+	if (c->state != RDMAP_CONN_RUN) {
+		conn_rx_wait_end(c);
+		return;
+	}
+	rc = rx_table[cur->h.opcode & RDMAP_CTRL_OPCODE_MASK].handler(c, cur,
+								      cur->hdr);
+	if (rc == RX_WAIT)
+		return; /* still none posted (the owner keeps its bound) */
+	rx_wait_done(c, rc);
+}
+
+void rdmap_conn_rx_wait_expired(struct rdmap_conn *c)
+{
+	if (!c->rx_waiting)
+		return;
+	if (c->state != RDMAP_CONN_RUN) {
+		conn_rx_wait_end(c);
+		return;
+	}
+	rx_wait_done(c, IWARP_ERR_DDP_MSN_NO_BUFFER);
 }

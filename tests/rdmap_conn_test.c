@@ -1750,6 +1750,203 @@ START_TEST(test_rx_untagged_lately)
 }
 END_TEST
 
+/* ---- waiting for a receive WQE (rdmap_conn_set_rx_wait) ---- */
+
+/* Feeds |o| from |buf| in pieces of at most |chunk| octets (0: any) until
+ * done or the engine offers no room; returns the octets taken. */
+static size_t feed_some(struct fk_owner *o, const uint8_t *buf, size_t len,
+			size_t chunk)
+{
+	struct iovec iov[8];
+	size_t done = 0, want, k, take;
+	int n, i;
+
+	while (len > done) {
+		n = fk_rx_iov(o, iov, 8);
+		if (n <= 0)
+			break;
+		want = len - done;
+		if (chunk && chunk < want)
+			want = chunk;
+		for (i = 0, k = 0; i < n && k < want; i++) {
+			take = iov[i].iov_len < want - k ? iov[i].iov_len
+							 : want - k;
+			memcpy(iov[i].iov_base, buf + done + k, take);
+			k += take;
+		}
+		fk_rx_done(o, k);
+		if (!k)
+			break;
+		done += k;
+	}
+	return done;
+}
+
+/*
+ * A Send finds no receive WQE: the receive pauses after its header, with
+ * the octets behind it kept, and the Write and the second Send behind it
+ * wait too (nothing is placed out of order, nothing goes on the wire).
+ * Each posted WQE resumes it. Fed in two pieces split at every octet.
+ */
+START_TEST(test_rx_wait_resume)
+{
+	static uint8_t w[4096];
+	struct fk_owner a, b;
+	struct fk_region *asrc, *bdst, *brq;
+	struct rdmap_wqe *wq;
+	size_t total, split, off;
+	uint32_t i;
+
+	for (split = 1;; split++) {
+		pair_init(&a, &b, modes[_i], 4, 4, 0);
+		rdmap_conn_set_rx_wait(b.c, true);
+		asrc = fk_region_add(&a, 0x10, 256, LW, 0);
+		for (i = 0; i < 256; i++)
+			asrc->buf[i] = (uint8_t)(i * 7 + 1);
+		bdst = fk_region_add(&b, 0x20, 64, RW, 0x5A);
+		brq = fk_region_add(&b, 0x21, 256, LW, 0x5A);
+		fk_post_send(&a, 1, IWARP_WR_SEND, 0, 0x10, asrc->buf, 100);
+		wq = fk_post_send(&a, 2, IWARP_WR_RDMA_WRITE, 0, 0x10,
+				  asrc->buf + 100, 8);
+		wq->rkey = 0x20;
+		wq->remote_addr = (uintptr_t)bdst->buf;
+		fk_post_send(&a, 3, IWARP_WR_SEND, 0, 0x10, asrc->buf + 108,
+			     16);
+		total = fk_tx_drain(&a, w, sizeof(w));
+		ck_assert_uint_gt(total, 124);
+		if (split >= total) {
+			pair_fini(&a, &b);
+			break;
+		}
+		off = feed_some(&b, w, split, 0);
+		off += feed_some(&b, w + off, total - off, 0);
+		ck_assert(rdmap_conn_rx_waiting(b.c));
+		ck_assert_int_eq(b.rx_waits, 1);
+		ck_assert_int_eq(b.nrcq, 0);
+		ck_assert_uint_eq(bdst->buf[0], 0x5A); /* the Write waits */
+		ck_assert_uint_eq(fk_tx_drain(&b, wire, WIRE_CAP), 0);
+		rdmap_conn_rx_resume(b.c); /* none posted yet: asks again */
+		ck_assert(rdmap_conn_rx_waiting(b.c));
+		ck_assert_int_eq(b.rx_waits, 2);
+		ck_assert_int_eq(b.rx_wait_ends, 0);
+		/* one WQE: the first Send, the Write, then the second waits */
+		fk_post_recv(&b, 9, 0x21, brq->buf, 128);
+		rdmap_conn_rx_resume(b.c);
+		if (!rdmap_conn_rx_waiting(b.c)) {
+			/* it stopped before the second Send's header */
+			ck_assert_int_eq(b.rx_kicks, 1);
+			off += feed_some(&b, w + off, total - off, 0);
+		}
+		ck_assert(rdmap_conn_rx_waiting(b.c));
+		ck_assert_int_eq(b.nrcq, 1);
+		ck_assert_int_eq(b.rcq[0].status, IWARP_WC_SUCCESS);
+		ck_assert_uint_eq(b.rcq[0].byte_len, 100);
+		ck_assert(memcmp(brq->buf, asrc->buf, 100) == 0);
+		ck_assert(memcmp(bdst->buf, asrc->buf + 100, 8) == 0);
+		ck_assert_int_eq(b.rx_waits, 3);
+		ck_assert_int_eq(b.rx_wait_ends, 1);
+		fk_post_recv(&b, 10, 0x21, brq->buf + 128, 128);
+		rdmap_conn_rx_resume(b.c);
+		ck_assert(!rdmap_conn_rx_waiting(b.c));
+		off += feed_some(&b, w + off, total - off, 0);
+		ck_assert_uint_eq(off, total);
+		ck_assert_int_eq(b.nrcq, 2);
+		ck_assert_uint_eq(b.rcq[1].wr_id, 10);
+		ck_assert_uint_eq(b.rcq[1].byte_len, 16);
+		ck_assert(memcmp(brq->buf + 128, asrc->buf + 108, 16) == 0);
+		ck_assert_int_eq(b.rx_wait_ends, 2);
+		ck_assert_int_ge(b.rx_kicks, 1);
+		ck_assert_int_eq(b.set_error_calls, 0);
+		ck_assert_int_eq(b.term_queued, 0);
+		/* and the stream goes on */
+		fk_post_recv(&b, 11, 0x21, brq->buf, 8);
+		fk_post_send(&a, 4, IWARP_WR_SEND, 0, 0x10, asrc->buf, 8);
+		fk_pump(&a, &b);
+		ck_assert_int_eq(b.nrcq, 3);
+		ck_assert_int_eq(b.rcq[2].status, IWARP_WC_SUCCESS);
+		pair_fini(&a, &b);
+	}
+}
+END_TEST
+
+/*
+ * The owner's bound runs out: the waiting Send fails as it would have at
+ * once (RFC 5041 §7.2: DDP untagged, invalid MSN, no buffer available,
+ * its header attached). An owner that cannot wait (rx_wait_rc) fails it
+ * at once; so does one whose WQE was posted meanwhile (-EAGAIN) not: it
+ * takes it.
+ */
+START_TEST(test_rx_wait_expired)
+{
+	struct fk_owner a, b;
+	struct fk_region *asrc, *brq;
+	struct rdmap_term t;
+	struct ddp_hdr th;
+	const struct mode m = modes[_i];
+	size_t n;
+
+	pair_init(&a, &b, m, 4, 4, 0);
+	rdmap_conn_set_rx_wait(b.c, true);
+	asrc = fk_region_add(&a, 0x10, 64, LW, 3);
+	fk_post_send(&a, 1, IWARP_WR_SEND, 0, 0x10, asrc->buf, 40);
+	fk_pump(&a, &b);
+	ck_assert(rdmap_conn_rx_waiting(b.c));
+	ck_assert_int_eq(b.term_queued, 0);
+	rdmap_conn_rx_wait_expired(b.c);
+	ck_assert(!rdmap_conn_rx_waiting(b.c));
+	ck_assert_int_eq(b.rx_wait_ends, 1);
+	ck_assert_int_eq(b.term_queued, 1);
+	n = fk_tx_drain(&b, wire, WIRE_CAP);
+	if (!m.markers) {
+		term_find(wire, n, m.crc, &t, &th);
+		cause_eq(&t.cause, IWARP_TERM_LAYER_DDP,
+			 IWARP_DDP_ETYPE_UNTAGGED_BUFFER,
+			 IWARP_DDP_ECODE_UT_INVALID_MSN_NO_BUF);
+		ck_assert(t.d);
+	}
+	ck_assert_int_eq(b.set_error_calls, 1);
+	cause_eq(&b.err_cause, IWARP_TERM_LAYER_DDP,
+		 IWARP_DDP_ETYPE_UNTAGGED_BUFFER,
+		 IWARP_DDP_ECODE_UT_INVALID_MSN_NO_BUF);
+	rdmap_conn_rx_resume(b.c); /* too late: nothing happens */
+	ck_assert_int_eq(b.nrcq, 0);
+	pair_fini(&a, &b);
+
+	/* an owner that cannot wait now: at once */
+	pair_init(&a, &b, m, 4, 4, 0);
+	rdmap_conn_set_rx_wait(b.c, true);
+	b.rx_wait_rc = -EOPNOTSUPP;
+	asrc = fk_region_add(&a, 0x10, 64, LW, 3);
+	fk_post_send(&a, 1, IWARP_WR_SEND, 0, 0x10, asrc->buf, 40);
+	fk_pump(&a, &b);
+	ck_assert(!rdmap_conn_rx_waiting(b.c));
+	ck_assert_int_eq(b.rx_waits, 1);
+	ck_assert_int_eq(b.set_error_calls, 1);
+	cause_eq(&b.err_cause, IWARP_TERM_LAYER_DDP,
+		 IWARP_DDP_ETYPE_UNTAGGED_BUFFER,
+		 IWARP_DDP_ECODE_UT_INVALID_MSN_NO_BUF);
+	pair_fini(&a, &b);
+
+	/* the connection ends while a Send waits: the wait ends with it */
+	pair_init(&a, &b, m, 4, 4, 0);
+	rdmap_conn_set_rx_wait(b.c, true);
+	asrc = fk_region_add(&a, 0x10, 64, LW, 3);
+	brq = fk_region_add(&b, 0x21, 64, LW, 0x5A);
+	fk_post_send(&a, 1, IWARP_WR_SEND, 0, 0x10, asrc->buf, 40);
+	fk_pump(&a, &b);
+	ck_assert(rdmap_conn_rx_waiting(b.c));
+	rdmap_conn_closed(b.c, 0);
+	ck_assert(!rdmap_conn_rx_waiting(b.c));
+	ck_assert_int_eq(b.rx_wait_ends, 1);
+	ck_assert_int_eq(b.closed_calls, 1);
+	fk_post_recv(&b, 9, 0x21, brq->buf, 64);
+	rdmap_conn_rx_resume(b.c);
+	ck_assert_int_eq(b.nrcq, 0);
+	ck_assert_uint_eq(brq->buf[0], 0x5A);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* ---- transmit gathers ---- */
 
 /*
@@ -2489,6 +2686,8 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_random_revoke, 0, 48);
 	tcase_add_loop_test(tc, test_app_state_mid_message, 0, 2);
 	tcase_add_test(tc, test_rx_shared_keeps_placement);
+	tcase_add_loop_test(tc, test_rx_wait_resume, 0, NMODES);
+	tcase_add_loop_test(tc, test_rx_wait_expired, 0, NMODES);
 	tcase_add_loop_test(tc, test_rx_untagged_lately, 0, NMODES);
 	tcase_add_test(tc, test_revoke_inbound_write_bulk);
 	tcase_add_test(tc, test_revoke_inbound_write_direct);

@@ -311,6 +311,23 @@ static void fk_cancel_rx(void *owner)
 	((struct fk_owner *)owner)->cancel_rx++;
 }
 
+static int fk_rx_wait(void *owner, bool wait)
+{
+	struct fk_owner *o = owner;
+
+	if (!wait) {
+		o->rx_wait_ends++;
+		return 0;
+	}
+	o->rx_waits++;
+	return o->rx_wait_rc;
+}
+
+static void fk_kick_rx(void *owner)
+{
+	((struct fk_owner *)owner)->rx_kicks++;
+}
+
 const struct rdmap_ops fk_ops = {
 	.mem_get = fk_mem_get,
 	.mem_put = fk_mem_put,
@@ -331,6 +348,8 @@ const struct rdmap_ops fk_ops = {
 	.shutdown = fk_shutdown,
 	.term_queued = fk_term_queued,
 	.cancel_rx = fk_cancel_rx,
+	.rx_wait = fk_rx_wait,
+	.kick_rx = fk_kick_rx,
 };
 
 void fk_init(struct fk_owner *o)
@@ -523,17 +542,17 @@ void fk_rx_done(struct fk_owner *o, size_t n)
 	o->prov = false;
 }
 
-void fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
-		size_t chunk)
+size_t fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
+		  size_t chunk)
 {
 	struct iovec iov[8];
-	size_t want, k, take;
+	size_t want, k, take, done = 0;
 	int n, i;
 
 	while (o->c && len > 0) {
 		n = fk_rx_iov(o, iov, 8);
 		if (n <= 0)
-			return; /* over: the rest is not read */
+			return done; /* over or paused: the rest is not read */
 		want = chunk && chunk < len ? chunk : len;
 		k = 0;
 		for (i = 0; i < n && k < want; i++) {
@@ -545,10 +564,12 @@ void fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
 		}
 		fk_rx_done(o, k);
 		if (!k)
-			return;
+			return done;
 		buf += k;
 		len -= k;
+		done += k;
 	}
+	return done;
 }
 
 void fk_pump(struct fk_owner *a, struct fk_owner *b)

@@ -68,6 +68,10 @@ struct fk_owner {
 	bool closed_cause_valid;
 	struct iwarp_term_cause closed_cause;
 	int kicks, shutdowns, term_queued, cancel_rx;
+	/* waits for a receive WQE (rdmap_conn_set_rx_wait): rx_wait(true)
+	 * returns |rx_wait_rc| (0: the owner waits) */
+	int rx_wait_rc;
+	int rx_waits, rx_wait_ends, rx_kicks;
 	long bad_puts; /* mem_put of an unknown/unheld ref */
 	/* fk_rx_iov gave the last iovec provided memory, after |prov_own|
 	 * octets of the connection's own iovecs */
@@ -118,9 +122,10 @@ void fk_post_recv(struct fk_owner *o, uint64_t wr_id, uint32_t lkey, void *addr,
  * for later if |cap| is reached). Returns the octets taken. */
 size_t fk_tx_drain(struct fk_owner *o, uint8_t *out, size_t cap);
 /* Feeds |len| octets to |o|'s receive side through rx_iov/rx_done in
- * pieces of at most |chunk| octets (0: as large as rx_iov allows). */
-void fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
-		size_t chunk);
+ * pieces of at most |chunk| octets (0: as large as rx_iov allows), until
+ * the engine offers no room. Returns the octets it took. */
+size_t fk_rx_feed(struct fk_owner *o, const uint8_t *buf, size_t len,
+		  size_t chunk);
 /* Moves octets both ways until neither side has anything to send. */
 void fk_pump(struct fk_owner *a, struct fk_owner *b);
 
