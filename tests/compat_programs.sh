@@ -281,16 +281,15 @@ cross_pair() {
 # calls rdma_listen, so a client that connects in between is refused
 # (REJECTED, on kernel iWARP too; its server child then waits for ever for
 # the connection): such a pair runs again, with a new server, at most six
-# times in all. So does a pair whose client saw its Sends flushed: each
-# side of a timed qperf test stops at its own clock, and a server that
-# stopped first no longer posts receives; on InfiniBand the client's next
-# Sends wait (RNR retry), on iWARP a Send with no receive posted ends the
-# connection with a TERMINATE (DDP untagged buffer error, invalid MSN: no
-# buffer; RFC 5041 §7.2), as it does on kernel siw, so a client still
-# inside its time sees them flushed. That is common with rc_bw on this
-# 2-core VM (6 of 8 first runs, 2026-12-06, with the library of before and
-# after that day's changes alike), so three runs in all failed about one
-# CI run in four.
+# times in all. So does a pair whose client saw its Sends flushed: a
+# qperf server reposts its receives as it reaps them and stops at its own
+# clock, and on iWARP a Send with no receive posted ends the connection
+# with a TERMINATE (DDP untagged buffer error, invalid MSN: no buffer; RFC
+# 5041 §7.2), as it does on kernel siw, where InfiniBand's sender would
+# wait (RNR retry). The library now waits for the receive instead, up to
+# IWARP_RNR_WAIT_MS (docs/receive-wait.md); before that, a server that
+# fell 1,024 receives behind or stopped first failed 7 of 16 runs beside
+# an emulated siw guest, and three CI runs out of retries.
 qperf_run() {
 	_n=$1 _re=$2
 	shift 2

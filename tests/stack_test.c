@@ -575,6 +575,65 @@ START_TEST(test_responder_first)
 END_TEST
 
 /*
+ * Sends that reach the server before it posted any receive wait for one
+ * (docs/receive-wait.md) instead of ending the connection as RFC 5041
+ * §7.2 would have it at once (siw): posted late, the receives complete in
+ * order with the data, and the connection carries on. The bound is set
+ * far beyond any slow machine; the Sends are on the wire (completed at
+ * the client) and the server is left ST_QUIET_MS to take them in first
+ * (a slow machine only makes the wait less likely to be exercised).
+ */
+START_TEST(test_send_waits_for_recv)
+{
+	long base = iw_mem_outstanding();
+	struct fix *f = calloc(1, sizeof(*f));
+	struct iwarp_wc wc[4];
+	int i;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(setenv("IWARP_RNR_WAIT_MS", "600000", 1), 0);
+	fix_open(f, 2, IWARP_CRC_REQUEST, _i);
+	fill(f->csrc.p, 400, 11);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(st_post_send(f->k.c->qp, 10 + (uint64_t)i,
+					      IWARP_WR_SEND,
+					      IWARP_SEND_SIGNALED, f->csrc.mr,
+					      f->csrc.p + 100 * i, 100, 0, 0,
+					      0),
+				 0);
+	st_poll_n(f->k.cq_c, wc, 3);
+	ck_assert_int_eq(st_poll(f->k.cq_s, wc, 1, ST_QUIET_MS), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(st_post_recv(f->k.s->qp, 20 + (uint64_t)i,
+					      f->sdst.mr, f->sdst.p + 128 * i,
+					      128),
+				 0);
+	st_poll_n(f->k.cq_s, wc, 3);
+	for (i = 0; i < 3; i++) {
+		st_wc_check(&wc[i], 20 + (uint64_t)i, IWARP_WC_SUCCESS,
+			    IWARP_WC_RECV, 100, 0);
+		ck_assert_int_eq(
+			memcmp(f->sdst.p + 128 * i, f->csrc.p + 100 * i, 100),
+			0);
+	}
+	/* the connection goes on: a receive posted first, as usual */
+	ck_assert_int_eq(
+		st_post_recv(f->k.s->qp, 30, f->sdst.mr, f->sdst.p, 128), 0);
+	ck_assert_int_eq(st_post_send(f->k.c->qp, 31, IWARP_WR_SEND,
+				      IWARP_SEND_SIGNALED, f->csrc.mr,
+				      f->csrc.p + 300, 100, 0, 0, 0),
+			 0);
+	st_poll_n(f->k.cq_s, wc, 1);
+	st_wc_check(&wc[0], 30, IWARP_WC_SUCCESS, IWARP_WC_RECV, 100, 0);
+	st_poll_n(f->k.cq_c, wc, 1);
+	fix_close(f, true);
+	free(f);
+	ck_assert_int_eq(unsetenv("IWARP_RNR_WAIT_MS"), 0);
+	st_wait_mem(base);
+}
+END_TEST
+
+/*
  * A thread that waits only in iwarp_get_cq_event (blocking, nothing else
  * polls the channel): rounds of a Send to the server, each ended by the
  * server's receive event. With direct sockets (the default) this thread reads
@@ -696,6 +755,7 @@ static Suite *stack_suite(void)
 	tcase_add_loop_test(tc, test_pipelined, 0, 2);
 	tcase_add_test(tc, test_solicited_notify);
 	tcase_add_loop_test(tc, test_responder_first, 0, 2);
+	tcase_add_loop_test(tc, test_send_waits_for_recv, 0, 2);
 	tcase_add_test(tc, test_event_wait);
 	tcase_add_test(tc, test_event_wait_other_poster);
 	suite_add_tcase(s, tc);
@@ -709,6 +769,7 @@ static Suite *stack_suite(void)
 	tcase_add_loop_test(tc, test_all_ops, 0, 8);
 	tcase_add_loop_test(tc, test_pipelined, 0, 2);
 	tcase_add_test(tc, test_solicited_notify);
+	tcase_add_loop_test(tc, test_send_waits_for_recv, 0, 2);
 	tcase_add_test(tc, test_event_wait);
 	tcase_add_test(tc, test_event_wait_other_poster);
 	suite_add_tcase(s, tc);

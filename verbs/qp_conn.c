@@ -226,6 +226,54 @@ static void ops_cancel_rx(void *owner)
 		conn->io->cancel_rx(conn->io_arg);
 }
 
+/*
+ * A Send found the RQ empty: the engine may wait for the application to
+ * post one (rdmap_conn_set_rx_wait) while the driver times the wait. The
+ * flag is set under the QP's lock after the RQ was found empty there, so
+ * an iwarp_post_recv either came before (-EAGAIN: take it now) or sees the
+ * flag and rings the doorbell (engine_qp_kick, rdmap_conn_rx_resume).
+ */
+static int ops_rx_wait(void *owner, bool wait)
+{
+	struct qp_conn *conn = owner;
+	struct iw_qp *qp = conn->qp;
+	bool posted = false;
+
+	if (!wait) {
+		if (qp) {
+			pthread_mutex_lock(&qp->lock);
+			qp->rx_wait = false;
+			pthread_mutex_unlock(&qp->lock);
+		}
+		if (conn->io && conn->io->rx_wait)
+			(void)conn->io->rx_wait(conn->io_arg, false);
+		return 0;
+	}
+	/* an SRQ is shared: its posts ring no QP's doorbell */
+	if (!qp || qp->pub.srq || !conn->io || !conn->io->rx_wait ||
+	    conn->io->rx_wait(conn->io_arg, true))
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&qp->lock);
+	if (qp->rq_head != qp->rq_tail)
+		posted = true;
+	else
+		qp->rx_wait = true;
+	pthread_mutex_unlock(&qp->lock);
+	if (posted) {
+		(void)conn->io->rx_wait(conn->io_arg, false);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static void ops_kick_rx(void *owner)
+{
+	struct qp_conn *conn = owner;
+
+	if (conn->io && conn->io->kick_rx)
+		conn->io->kick_rx(conn->io_arg);
+}
+
 /* ---- local memory operations (verbs/mw.c) ---- */
 
 static enum iwarp_wc_status ops_sq_local(void *owner, const struct rdmap_wqe *w)
@@ -255,6 +303,8 @@ static const struct rdmap_ops qp_conn_ops = {
 	.shutdown = ops_shutdown,
 	.term_queued = ops_term_queued,
 	.cancel_rx = ops_cancel_rx,
+	.rx_wait = ops_rx_wait,
+	.kick_rx = ops_kick_rx,
 	.sq_local = ops_sq_local,
 };
 
@@ -335,6 +385,7 @@ void qp_conn_set_io(struct qp_conn *conn, const struct qp_conn_io *io,
 {
 	conn->io = io;
 	conn->io_arg = io_arg;
+	rdmap_conn_set_rx_wait(conn->rc, io && io->rx_wait && io->kick_rx);
 }
 
 /* Detaches from the QP (the QP pointer is not used afterwards). */
@@ -452,6 +503,16 @@ void qp_conn_app_state(struct qp_conn *conn, enum iwarp_qp_state state)
 void qp_conn_term_expired(struct qp_conn *conn)
 {
 	rdmap_conn_term_expired(conn->rc);
+}
+
+void qp_conn_rx_resume(struct qp_conn *conn)
+{
+	rdmap_conn_rx_resume(conn->rc);
+}
+
+void qp_conn_rx_wait_expired(struct qp_conn *conn)
+{
+	rdmap_conn_rx_wait_expired(conn->rc);
 }
 
 bool qp_conn_tx_pending(const struct qp_conn *conn)

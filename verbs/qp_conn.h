@@ -64,6 +64,13 @@ struct qp_conn_io {
 	void (*term_queued)(void *io_arg);
 	/* make the outstanding receive complete soon (memory revoked). */
 	void (*cancel_rx)(void *io_arg);
+	/* |wait| true: a Send waits for a receive WQE; call
+	 * qp_conn_rx_wait_expired when the wait's bound runs out. 0, or
+	 * -errno when the driver does not wait (the Send then fails at
+	 * once). |wait| false: the wait is over, stop its timer. */
+	int (*rx_wait)(void *io_arg, bool wait);
+	/* receive again (the wait for a receive WQE ended). */
+	void (*kick_rx)(void *io_arg);
 };
 
 /* A connected QP. */
@@ -132,6 +139,9 @@ void qp_conn_closed(struct qp_conn *conn, int err);
 void qp_conn_sq_kick(struct qp_conn *conn);
 void qp_conn_app_state(struct qp_conn *conn, enum iwarp_qp_state state);
 void qp_conn_term_expired(struct qp_conn *conn);
+/* rdmap_conn_rx_resume / rdmap_conn_rx_wait_expired of the connection. */
+void qp_conn_rx_resume(struct qp_conn *conn);
+void qp_conn_rx_wait_expired(struct qp_conn *conn);
 bool qp_conn_tx_pending(const struct qp_conn *conn);
 void qp_conn_tx_open(struct qp_conn *conn);
 

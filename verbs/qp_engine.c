@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "io/engine.h"
 #include "io/ep.h"
@@ -26,8 +27,33 @@ struct conn_glue {
 	struct engine *eng;
 	struct engine_work doorbell; /* post_send -> drain the SQ */
 	struct engine_timer term;    /* a queued TERMINATE's deadline */
+	struct engine_timer rnr;     /* bound of a wait for a receive WQE */
+	uint32_t rnr_ms;	     /* that bound; 0: no waiting */
 	bool dead;		     /* conn gone; free when the doorbell ran */
 };
+
+/*
+ * How long a Send may wait for a receive WQE (rdmap_conn_set_rx_wait):
+ * IWARP_RNR_WAIT_MS, default GLUE_RNR_WAIT_MS; 0 fails it at once, as
+ * siw does (RFC 5041 §7.2).
+ */
+#define GLUE_RNR_WAIT_MS     1000u
+#define GLUE_RNR_WAIT_MAX_MS 3600000u
+
+static uint32_t glue_rnr_wait_ms(void)
+{
+	const char *v = getenv("IWARP_RNR_WAIT_MS");
+	unsigned long ms;
+	char *end;
+
+	if (!v || !*v)
+		return GLUE_RNR_WAIT_MS;
+	errno = 0;
+	ms = strtoul(v, &end, 10);
+	if (errno || *end || ms > GLUE_RNR_WAIT_MAX_MS)
+		return GLUE_RNR_WAIT_MS;
+	return (uint32_t)ms;
+}
 
 static int glue_rx_iov(void *owner, struct iovec *iov, int cap)
 {
@@ -107,6 +133,38 @@ static void glue_cancel_rx(void *arg)
 	ep_cancel_rx(g->ep);
 }
 
+static void glue_rnr_expired(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	qp_conn_rx_wait_expired(g->conn);
+}
+
+static int glue_rx_wait(void *arg, bool wait)
+{
+	struct conn_glue *g = arg;
+
+	if (!wait) {
+		engine_timer_cancel(g->eng, &g->rnr);
+		return 0;
+	}
+	if (!g->rnr_ms)
+		return -EOPNOTSUPP;
+	/* the bound counts from the first time the message found none */
+	if (!engine_timer_armed(&g->rnr))
+		/* reserved at attach: cannot fail */
+		(void)engine_timer_start(g->eng, &g->rnr, g->rnr_ms,
+					 glue_rnr_expired, g);
+	return 0;
+}
+
+static void glue_kick_rx(void *arg)
+{
+	struct conn_glue *g = arg;
+
+	ep_kick_rx(g->ep);
+}
+
 static void glue_term_queued(void *arg)
 {
 	struct conn_glue *g = arg;
@@ -121,6 +179,8 @@ static const struct qp_conn_io glue_io = {
 	.shutdown = glue_shutdown,
 	.term_queued = glue_term_queued,
 	.cancel_rx = glue_cancel_rx,
+	.rx_wait = glue_rx_wait,
+	.kick_rx = glue_kick_rx,
 };
 
 /* Doorbell work item (engine thread): new WQEs were posted. */
@@ -132,6 +192,7 @@ static void glue_doorbell(void *arg)
 		iw_free(g);
 		return;
 	}
+	qp_conn_rx_resume(g->conn); /* a receive WQE a Send waited for */
 	qp_conn_sq_kick(g->conn);
 }
 
@@ -159,7 +220,8 @@ static void glue_free(struct qp_conn *conn)
 	}
 	ep = g->ep;
 	engine_timer_cancel(g->eng, &g->term);
-	engine_timer_unreserve(g->eng, 1);
+	engine_timer_cancel(g->eng, &g->rnr);
+	engine_timer_unreserve(g->eng, 2);
 	/* a doorbell still queued frees the glue when it runs */
 	if (atomic_load(&g->doorbell.queued))
 		g->dead = true;
@@ -177,8 +239,8 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	g = iw_calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	/* the TERMINATE linger timer can always be armed */
-	if (engine_timer_reserve(ep_engine(ep), 1)) {
+	/* the TERMINATE linger and receive wait timers can always be armed */
+	if (engine_timer_reserve(ep_engine(ep), 2)) {
 		iw_free(g);
 		return -ENOMEM;
 	}
@@ -187,6 +249,8 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	g->eng = ep_engine(ep);
 	engine_work_init(&g->doorbell, glue_doorbell, g);
 	engine_timer_init(&g->term);
+	engine_timer_init(&g->rnr);
+	g->rnr_ms = glue_rnr_wait_ms();
 	if (!conn->rc->fpdu_max) {
 		/* FPDU <= MSS, a multiple of 8 as siw (docs/interop-notes.md
 		 * §0.4) */
@@ -200,7 +264,7 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	rdmap_conn_set_rx_provided(conn->rc);
 	rc = ep_set_owner(ep, &conn_ep_ops, conn, carry, len);
 	if (rc) {
-		engine_timer_unreserve(g->eng, 1);
+		engine_timer_unreserve(g->eng, 2);
 		iw_free(g);
 		return rc;
 	}

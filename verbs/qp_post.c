@@ -271,7 +271,7 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub, struct iwarp_recv_wr *wr,
 {
 	struct iw_rqe tmp;
 	struct iw_qp *qp;
-	bool flush;
+	bool flush, kick;
 	int err = 0;
 
 	if (!pub || !wr || !bad_wr)
@@ -303,7 +303,11 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub, struct iwarp_recv_wr *wr,
 		__atomic_store_n(&qp->rq_head, qp->rq_head + 1,
 				 __ATOMIC_RELEASE);
 	}
+	/* a Send waits for this receive (verbs/qp_conn.c ops_rx_wait) */
+	kick = qp->rx_wait && qp->rq_head != qp->rq_tail;
 	pthread_mutex_unlock(&qp->lock);
+	if (kick)
+		engine_qp_kick(qp);
 	if (err)
 		*bad_wr = wr;
 	return err;

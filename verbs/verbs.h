@@ -406,6 +406,8 @@ struct iw_qp {
 	/* receive queue ring (unused with an SRQ) */
 	struct iw_rqe *rq;
 	uint32_t rq_size, rq_head, rq_tail;
+	bool rx_wait;	  /* the engine waits for a receive WQE: posting one
+			     rings the doorbell (verbs/qp_conn.c ops_rx_wait) */
 	uint8_t ird, ord; /* negotiated Read limits (max_dest_rd_atomic /
 			     max_rd_atomic) */
 	struct qp_conn
