@@ -661,8 +661,7 @@ static void rx_stash(struct rdmap_conn *c, const uint8_t *buf, size_t len)
 		return;
 	c->rx_stash = iw_malloc(len);
 	if (!c->rx_stash) {
-		c->rx_waiting = false;
-		c->ops->rx_wait(c->owner, false);
+		conn_rx_wait_end(c);
 		conn_fail(c, -ENOMEM, false);
 		return;
 	}
@@ -916,6 +915,18 @@ void conn_rx_wait_end(struct rdmap_conn *c)
 		c->ops->rx_wait(c->owner, false);
 }
 
+/* True while a message waits on a running connection; a wait that outlived
+ * its connection ends here. */
+static bool rx_wait_live(struct rdmap_conn *c)
+{
+	if (!c->rx_waiting)
+		return false;
+	if (c->state == RDMAP_CONN_RUN)
+		return true;
+	conn_rx_wait_end(c);
+	return false;
+}
+
 /* The wait ended with |rc| from the message's handler (0: it has its WQE;
  * an error: it fails): parses what was kept and receives on. */
 static void rx_wait_done(struct rdmap_conn *c, int rc)
@@ -948,12 +959,8 @@ void rdmap_conn_rx_resume(struct rdmap_conn *c)
 	struct rdmap_rx_cur *cur = &c->cur;
 	int rc;
 
-	if (!c->rx_waiting)
+	if (!rx_wait_live(c))
 		return;
-	if (c->state != RDMAP_CONN_RUN) {
-		conn_rx_wait_end(c);
-		return;
-	}
 	rc = rx_table[cur->h.opcode & RDMAP_CTRL_OPCODE_MASK].handler(c, cur,
 								      cur->hdr);
 	if (rc == RX_WAIT)
@@ -963,11 +970,6 @@ void rdmap_conn_rx_resume(struct rdmap_conn *c)
 
 void rdmap_conn_rx_wait_expired(struct rdmap_conn *c)
 {
-	if (!c->rx_waiting)
-		return;
-	if (c->state != RDMAP_CONN_RUN) {
-		conn_rx_wait_end(c);
-		return;
-	}
-	rx_wait_done(c, IWARP_ERR_DDP_MSN_NO_BUFFER);
+	if (rx_wait_live(c))
+		rx_wait_done(c, IWARP_ERR_DDP_MSN_NO_BUFFER);
 }

@@ -1873,8 +1873,7 @@ END_TEST
  * The owner's bound runs out: the waiting Send fails as it would have at
  * once (RFC 5041 §7.2: DDP untagged, invalid MSN, no buffer available,
  * its header attached). An owner that cannot wait (rx_wait_rc) fails it
- * at once; so does one whose WQE was posted meanwhile (-EAGAIN) not: it
- * takes it.
+ * at once. A connection that ends while a Send waits ends the wait.
  */
 START_TEST(test_rx_wait_expired)
 {

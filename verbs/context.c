@@ -9,7 +9,8 @@
  * iwarp_open_context(NULL) uses exactly that; iwarp_open_context(attr) uses
  * the caller's struct as is, so a value the caller set after
  * iwarp_context_attr_init() wins over the environment.
- * IWARP_DISCONNECT_HOLD_MS and IWARP_ENGINES have no attribute (the public
+ * IWARP_DISCONNECT_HOLD_MS, IWARP_RNR_WAIT_MS and IWARP_ENGINES have no
+ * attribute (the public
  * struct keeps its size): iwarp_open_context() reads them into the context
  * itself.
  */
@@ -44,6 +45,10 @@
  * 0..CTX_DISC_HOLD_MAX_MS. */
 #define CTX_DISC_HOLD_MS     100
 #define CTX_DISC_HOLD_MAX_MS 60000
+/* How long a Send may wait for a receive WQE (docs/receive-wait.md),
+ * 0..CTX_RNR_WAIT_MAX_MS; 0: it fails at once, as on siw (RFC 5041 §7.2). */
+#define CTX_RNR_WAIT_MS	    1000
+#define CTX_RNR_WAIT_MAX_MS 3600000
 /* Progress engines of a context (docs/engine-threads.md): IWARP_ENGINES may
  * set 1..IW_MAX_ENGINES; INLINE progress has exactly one. */
 #define CTX_ENGINES 1
@@ -125,6 +130,17 @@ static uint32_t ctx_disc_hold_ms(void)
 	if (v && (n = env_number(v, 0, CTX_DISC_HOLD_MAX_MS)) >= 0)
 		return (uint32_t)n;
 	return CTX_DISC_HOLD_MS;
+}
+
+/* IWARP_RNR_WAIT_MS if set and in range, else CTX_RNR_WAIT_MS. */
+static uint32_t ctx_rnr_wait_ms(void)
+{
+	const char *v = getenv("IWARP_RNR_WAIT_MS");
+	long n;
+
+	if (v && (n = env_number(v, 0, CTX_RNR_WAIT_MAX_MS)) >= 0)
+		return (uint32_t)n;
+	return CTX_RNR_WAIT_MS;
 }
 
 /* IWARP_SOCKET_IO: "direct" = the engines read and write their plain TCP
@@ -292,6 +308,7 @@ iwarp_open_context(const struct iwarp_context_attr *attr)
 		ctx->attr.congestion_control = ctx->cc_name;
 	}
 	ctx->disc_hold_ms = ctx_disc_hold_ms();
+	ctx->rnr_wait_ms = ctx_rnr_wait_ms();
 	ctx->next_handle = 1;
 	ctx->next_qp_num = 1;
 	err = -pthread_mutex_init(&ctx->lock, NULL);

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 
 #include "io/engine.h"
 #include "io/ep.h"
@@ -28,32 +27,8 @@ struct conn_glue {
 	struct engine_work doorbell; /* post_send -> drain the SQ */
 	struct engine_timer term;    /* a queued TERMINATE's deadline */
 	struct engine_timer rnr;     /* bound of a wait for a receive WQE */
-	uint32_t rnr_ms;	     /* that bound; 0: no waiting */
 	bool dead;		     /* conn gone; free when the doorbell ran */
 };
-
-/*
- * How long a Send may wait for a receive WQE (rdmap_conn_set_rx_wait):
- * IWARP_RNR_WAIT_MS, default GLUE_RNR_WAIT_MS; 0 fails it at once, as
- * siw does (RFC 5041 §7.2).
- */
-#define GLUE_RNR_WAIT_MS     1000u
-#define GLUE_RNR_WAIT_MAX_MS 3600000u
-
-static uint32_t glue_rnr_wait_ms(void)
-{
-	const char *v = getenv("IWARP_RNR_WAIT_MS");
-	unsigned long ms;
-	char *end;
-
-	if (!v || !*v)
-		return GLUE_RNR_WAIT_MS;
-	errno = 0;
-	ms = strtoul(v, &end, 10);
-	if (errno || *end || ms > GLUE_RNR_WAIT_MAX_MS)
-		return GLUE_RNR_WAIT_MS;
-	return (uint32_t)ms;
-}
 
 static int glue_rx_iov(void *owner, struct iovec *iov, int cap)
 {
@@ -143,18 +118,21 @@ static void glue_rnr_expired(void *arg)
 static int glue_rx_wait(void *arg, bool wait)
 {
 	struct conn_glue *g = arg;
+	uint32_t ms;
 
 	if (!wait) {
 		engine_timer_cancel(g->eng, &g->rnr);
 		return 0;
 	}
-	if (!g->rnr_ms)
+	/* the context's IWARP_RNR_WAIT_MS; 0: no waiting */
+	ms = g->conn->ctx->rnr_wait_ms;
+	if (!ms)
 		return -EOPNOTSUPP;
 	/* the bound counts from the first time the message found none */
 	if (!engine_timer_armed(&g->rnr))
 		/* reserved at attach: cannot fail */
-		(void)engine_timer_start(g->eng, &g->rnr, g->rnr_ms,
-					 glue_rnr_expired, g);
+		(void)engine_timer_start(g->eng, &g->rnr, ms, glue_rnr_expired,
+					 g);
 	return 0;
 }
 
@@ -250,7 +228,6 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	engine_work_init(&g->doorbell, glue_doorbell, g);
 	engine_timer_init(&g->term);
 	engine_timer_init(&g->rnr);
-	g->rnr_ms = glue_rnr_wait_ms();
 	if (!conn->rc->fpdu_max) {
 		/* FPDU <= MSS, a multiple of 8 as siw (docs/interop-notes.md
 		 * §0.4) */

@@ -58,6 +58,7 @@ struct iwarp_context {
 	struct iwarp_context_attr attr; /* validated at open; never changes */
 	char cc_name[32];      /* attr.congestion_control points here */
 	uint32_t disc_hold_ms; /* IWARP_DISCONNECT_HOLD_MS (cm/cm_disc.c) */
+	uint32_t rnr_wait_ms;  /* IWARP_RNR_WAIT_MS (verbs/qp_engine.c) */
 	/* progress engines (IWARP_ENGINES, docs/engine-threads.md): engine
 	 * is engines[0], the one INLINE callers drive (INLINE has one) */
 	struct engine *engine;
