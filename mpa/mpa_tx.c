@@ -17,7 +17,7 @@ struct tx_walk {
 	size_t cnt;	/* iovecs used so far */
 	uint64_t start; /* stream position of the FPDU's first octet */
 	uint64_t pos;	/* stream position of the next octet */
-	struct mpa_tx_scratch *s;
+	uint8_t (*marks)[MPA_MARKER_LEN];
 	size_t nmarkers;
 	bool markers;
 	bool crc_on;
@@ -79,7 +79,7 @@ static int walk_marker(struct tx_walk *w)
 
 	if (w->nmarkers == MPA_MAX_FPDU_MARKERS)
 		return -EINVAL; /* cannot happen for ULPDUs <= 65535 */
-	mk = w->s->marker[w->nmarkers++];
+	mk = w->marks[w->nmarkers++];
 	/* Reserved(16) = 0 | FPDUPTR(16), counted from the FPDU's first octet
 	 * (its leading marker if any: docs/interop-notes.md §11); 16 bits on
 	 * the wire. */
@@ -131,9 +131,10 @@ static int walk_piece(struct tx_walk *w, uint8_t *base, size_t len,
 	return 0;
 }
 
-int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, size_t n,
-		 struct mpa_tx_scratch *s, struct iovec *iov, size_t iov_cap,
-		 size_t *iovcnt)
+int mpa_tx_frame_parts(struct mpa_tx *tx, const struct iovec *ulpdu, size_t n,
+		       struct mpa_tx_fixed *fixed,
+		       uint8_t (*marks)[MPA_MARKER_LEN], struct iovec *iov,
+		       size_t iov_cap, size_t *iovcnt)
 {
 	struct tx_walk w;
 	size_t len = 0, pad, i;
@@ -145,12 +146,12 @@ int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, size_t n,
 					 */
 		len += ulpdu[i].iov_len;
 	}
-	if (*iovcnt > iov_cap)
+	if (*iovcnt > iov_cap || (tx->markers && !marks))
 		return -EINVAL;
 	pad = mpa_pad_len(len);
 
-	iw_put_u16be(s->len, (uint16_t)len);
-	iw_put_u32be(s->trailer, 0); /* pad octets are zero */
+	iw_put_u16be(fixed->len, (uint16_t)len);
+	iw_put_u32be(fixed->trailer, 0); /* pad octets are zero */
 
 	w.iov = iov;
 	w.cap = iov_cap;
@@ -158,26 +159,34 @@ int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, size_t n,
 	w.cnt = *iovcnt;
 	w.start = tx->pos;
 	w.pos = tx->pos;
-	w.s = s;
+	w.marks = marks;
 	w.nmarkers = 0;
 	w.markers = tx->markers;
 	w.crc_on = tx->crc;
 	w.crc = CRC32C_SEED;
 
 	/* ULPDU_Length | ULPDU | PAD | CRC (RFC 5044 §4.1) */
-	rc = walk_piece(&w, s->len, MPA_LEN_FIELD, true);
+	rc = walk_piece(&w, fixed->len, MPA_LEN_FIELD, true);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = walk_piece(&w, ulpdu[i].iov_base, ulpdu[i].iov_len, true);
 	if (rc == 0)
-		rc = walk_piece(&w, s->trailer + 4 - pad, pad, true);
+		rc = walk_piece(&w, fixed->trailer + 4 - pad, pad, true);
 	if (rc == 0)
-		rc = walk_piece(&w, s->trailer + 4, MPA_CRC_LEN, false);
+		rc = walk_piece(&w, fixed->trailer + 4, MPA_CRC_LEN, false);
 	if (rc < 0)
 		return rc;
 
 	/* CRC-32C stored little-endian; 0 when CRC is off (RFC 5044 §6) */
-	iw_put_u32le(s->trailer + 4, tx->crc ? crc32c_final(w.crc) : 0);
+	iw_put_u32le(fixed->trailer + 4, tx->crc ? crc32c_final(w.crc) : 0);
 	tx->pos = w.pos;
 	*iovcnt = w.cnt;
 	return (int)(w.pos - w.start);
+}
+
+int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, size_t n,
+		 struct mpa_tx_scratch *s, struct iovec *iov, size_t iov_cap,
+		 size_t *iovcnt)
+{
+	return mpa_tx_frame_parts(tx, ulpdu, n, &s->fixed, s->marker, iov,
+				  iov_cap, iovcnt);
 }

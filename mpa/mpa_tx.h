@@ -10,8 +10,9 @@
  *
  * The length field, markers, pad and CRC live in a caller-provided
  * struct mpa_tx_scratch (one per FPDU, it must stay alive and unchanged
- * until the iovecs were sent). The CRC is computed when framing, so the
- * payload must not change between mpa_tx_frame() and the send.
+ * until the iovecs were sent; mpa_tx_frame_parts takes it in two parts). The
+ * CRC is computed when framing, so the payload must not change between
+ * mpa_tx_frame() and the send.
  *
  * Several FPDUs can be framed back to back into one iovec array (one
  * sendmsg for a batch): each call appends at |*iovcnt|.
@@ -34,15 +35,24 @@ struct mpa_tx {
 };
 
 /*
- * Per-FPDU scratch the iovecs point into. trailer holds the pad at
- * [4 - pad, 4) and the CRC (little-endian, RFC 5044 §6 /
- * docs/interop-notes.md §6.3) at [4, 8), so pad and CRC go out as one iovec
- * unless a marker falls between.
- * Sized for the worst case; 538 octets.
+ * The fixed octets of one FPDU the iovecs point into: trailer holds the pad
+ * at [4 - pad, 4) and the CRC (little-endian, RFC 5044 §6 /
+ * docs/interop-notes.md §6.3) at [4, 8), so pad and CRC go out as one
+ * iovec unless a marker falls between; len is last, so a ULPDU header
+ * placed right after the struct goes out in one iovec with it.
+ */
+struct mpa_tx_fixed {
+	uint8_t trailer[4 + MPA_CRC_LEN];
+	uint8_t len[MPA_LEN_FIELD];
+};
+
+/*
+ * Per-FPDU scratch: the fixed octets and room for the most markers one
+ * FPDU can hold (RFC 5044 §5). 530 octets; a direction without markers
+ * needs only the struct mpa_tx_fixed (mpa_tx_frame_parts).
  */
 struct mpa_tx_scratch {
-	uint8_t len[MPA_LEN_FIELD];
-	uint8_t trailer[4 + MPA_CRC_LEN];
+	struct mpa_tx_fixed fixed;
 	uint8_t marker[MPA_MAX_FPDU_MARKERS][MPA_MARKER_LEN];
 };
 
@@ -99,5 +109,16 @@ int mpa_tx_max_ulpdu(const struct mpa_tx *tx, size_t fpdu_budget);
 int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, size_t n,
 		 struct mpa_tx_scratch *s, struct iovec *iov, size_t iov_cap,
 		 size_t *iovcnt);
+
+/*
+ * mpa_tx_frame with the scratch in two parts: |fixed| for the length
+ * field, pad and CRC, |marks| for MPA_MAX_FPDU_MARKERS markers; |marks|
+ * may be NULL when tx has no markers (else -EINVAL). Lets a connection
+ * without markers keep per-FPDU state small.
+ */
+int mpa_tx_frame_parts(struct mpa_tx *tx, const struct iovec *ulpdu, size_t n,
+		       struct mpa_tx_fixed *fixed,
+		       uint8_t (*marks)[MPA_MARKER_LEN], struct iovec *iov,
+		       size_t iov_cap, size_t *iovcnt);
 
 #endif /* IWARP_MPA_MPA_TX_H */

@@ -105,12 +105,20 @@
 #define RDMAP_CONN_RX_UNTAGGED_CREDIT                                          \
 	64u /* tagged FPDUs after an untagged one until it is "lately" */
 #define RDMAP_CONN_TX_SLOTS 128u /* FPDUs framed ahead (power of two) */
-#define RDMAP_CONN_SLOT_IOV 40u	 /* iovecs of one FPDU without markers */
-/* iovecs of the framed FPDUs, shared by the slots as a ring: each FPDU
- * takes what it needs (markers add two per 512 octets, RFC 5044 §5), so
- * a full-size FPDU with markers fits as well as 128 without */
-#define RDMAP_CONN_TX_IOVS	(RDMAP_CONN_TX_SLOTS * RDMAP_CONN_SLOT_IOV)
-#define RDMAP_CONN_FPDU_DEFAULT 1448u /* fpdu_max 0 and no MSS known */
+/*
+ * iovecs of the framed FPDUs, shared by the slots as a ring (a power of
+ * two: its units run free through 2^32): each FPDU takes what it needs.
+ * Without markers an FPDU of one payload piece takes 3 (length field and
+ * header | payload | pad and CRC), so 8 per slot keep every slot usable;
+ * markers add two per 512 octets (RFC 5044 §5), about 270 for a 64 KiB
+ * FPDU, so a connection with markers gets 4096 (a dozen such FPDUs).
+ * Sized at creation: a streaming connection touches all of its ring, and
+ * with thousands of them its first pass is page faults (64 KiB Writes on
+ * 1,000 QPs spent their first second in them).
+ */
+#define RDMAP_CONN_TX_IOVS	   (RDMAP_CONN_TX_SLOTS * 8u)
+#define RDMAP_CONN_TX_IOVS_MARKERS 4096u
+#define RDMAP_CONN_FPDU_DEFAULT	   1448u /* fpdu_max 0 and no MSS known */
 #define RDMAP_CONN_RESP_BURST                                                  \
 	16u /* Read Response FPDUs before the SQ gets a turn */
 #define RDMAP_CONN_MAX_IRD_ORD 128u /* as siw */
@@ -252,7 +260,9 @@ enum rdmap_conn_state {
 
 /* One FPDU framed for transmission. */
 struct rdmap_slot {
-	struct mpa_tx_scratch s;	 /* length field, markers, pad, CRC */
+	/* pad, CRC and the length field, which the header right after it
+	 * joins in one iovec; markers live in rdmap_conn.marks */
+	struct mpa_tx_fixed fixed;
 	uint8_t ulp[RDMAP_TERM_MAX_LEN]; /* DDP/RDMAP header (Terminate: all) */
 	uint8_t inl[RDMAP_MAX_INLINE];	 /* inline payload of this FPDU */
 	struct iovec *iov;		 /* into rdmap_conn.iovs */
@@ -357,10 +367,13 @@ struct rdmap_conn {
 	struct rdmap_term term;	       /* the TERMINATE we send */
 	struct rdmap_slot *slots;      /* RDMAP_CONN_TX_SLOTS */
 	uint32_t slot_head, slot_tail; /* [head, tail) framed, head oldest */
-	struct iovec *iovs;	       /* RDMAP_CONN_TX_IOVS, a ring */
-	uint32_t iov_head, iov_tail;   /* free-running ring units */
-	size_t head_off;     /* octets of the head slot already sent */
-	uint32_t resp_burst; /* Read Response FPDUs framed in a row */
+	/* markers of each slot's FPDU (RFC 5044 §5); NULL without markers */
+	uint8_t (*marks)[MPA_MAX_FPDU_MARKERS][MPA_MARKER_LEN];
+	struct iovec *iovs;	     /* iov_cap of them, a ring */
+	uint32_t iov_cap;	     /* RDMAP_CONN_TX_IOVS(_MARKERS) */
+	uint32_t iov_head, iov_tail; /* free-running ring units */
+	size_t head_off;	     /* octets of the head slot already sent */
+	uint32_t resp_burst;	     /* Read Response FPDUs framed in a row */
 	/* the SQ message in progress */
 	bool sq_active;
 	uint32_t sq_idx;

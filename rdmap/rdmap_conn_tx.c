@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "rdmap/rdmap_opcode.h"
@@ -60,7 +61,7 @@ static uint32_t conn_fpdu_iov_max(const struct rdmap_conn *c)
  * possibly skipping the ring's end. */
 static bool conn_iov_room(const struct rdmap_conn *c, uint32_t fpdus)
 {
-	uint32_t free_units = RDMAP_CONN_TX_IOVS - (c->iov_tail - c->iov_head);
+	uint32_t free_units = c->iov_cap - (c->iov_tail - c->iov_head);
 
 	return free_units >= fpdus * 2u * conn_fpdu_iov_max(c);
 }
@@ -70,14 +71,19 @@ static bool conn_iov_room(const struct rdmap_conn *c, uint32_t fpdus)
 static void conn_iov_take(struct rdmap_conn *c, struct rdmap_slot *sl,
 			  uint32_t k)
 {
-	uint32_t off = c->iov_tail % RDMAP_CONN_TX_IOVS;
-	uint32_t skip =
-		off + k > RDMAP_CONN_TX_IOVS ? RDMAP_CONN_TX_IOVS - off : 0u;
+	uint32_t off = c->iov_tail & (c->iov_cap - 1u);
+	uint32_t skip = off + k > c->iov_cap ? c->iov_cap - off : 0u;
 
 	sl->iov_mark = c->iov_tail;
 	sl->iov = &c->iovs[skip ? 0u : off];
 	sl->iov_units = skip + k;
 }
+
+/* the length field and the header go out as one iovec (rdmap_slot) */
+_Static_assert(offsetof(struct rdmap_slot, ulp) ==
+		       offsetof(struct rdmap_slot, fixed) +
+			       sizeof(struct mpa_tx_fixed),
+	       "the slot's header must follow its length field");
 
 /*
  * Frames one ULPDU: header |hdr| (copied into the slot) and payload |pay|
@@ -101,8 +107,10 @@ static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 			ul[n++] = pay[i];
 	sl->pos = c->mtx.pos;
 	conn_iov_take(c, sl, conn_fpdu_iov_max(c));
-	rc = mpa_tx_frame(&c->mtx, ul, n, &sl->s, sl->iov, conn_fpdu_iov_max(c),
-			  &cnt);
+	rc = mpa_tx_frame_parts(&c->mtx, ul, n, &sl->fixed,
+				c->marks ? c->marks[c->slot_tail & SLOT_MASK]
+					 : NULL,
+				sl->iov, conn_fpdu_iov_max(c), &cnt);
 	if (rc <= 0)
 		return NULL;
 	sl->niov = (uint32_t)cnt;

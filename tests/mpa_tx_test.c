@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "mpa/mpa_tx.h"
@@ -412,6 +413,59 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/*
+ * The scratch in two parts (a connection without markers keeps no marker
+ * storage): the same octets as with a whole scratch; a header right after
+ * the fixed part goes out in one iovec with the length field; markers
+ * without storage for them are refused, nothing changed.
+ */
+struct slot_like {
+	struct mpa_tx_fixed fixed;
+	uint8_t hdr[14];
+};
+
+START_TEST(test_parts)
+{
+	static uint8_t pay[3000];
+	struct slot_like slot;
+	struct mpa_tx_scratch s;
+	struct iovec in[2], iov[16];
+	uint8_t a[3100], b[3100];
+	struct mpa_tx tx;
+	size_t cnt_a = 0, cnt_b = 0;
+	int rc;
+
+	iw_test_fill(pay, sizeof(pay), 9);
+	iw_test_fill(slot.hdr, sizeof(slot.hdr), 10);
+	in[0].iov_base = slot.hdr;
+	in[0].iov_len = sizeof(slot.hdr);
+	in[1].iov_base = pay;
+	in[1].iov_len = _i ? 1 : sizeof(pay); /* with and without pad */
+	mpa_tx_init(&tx, false, true, 0);
+	rc = mpa_tx_frame(&tx, in, 2, &s, iov, 16, &cnt_a);
+	ck_assert_int_gt(rc, 0);
+	ck_assert_uint_eq(flatten(iov, cnt_a, a), (size_t)rc);
+	mpa_tx_init(&tx, false, true, 0);
+	ck_assert_int_eq(mpa_tx_frame_parts(&tx, in, 2, &slot.fixed, NULL, iov,
+					    16, &cnt_b),
+			 rc);
+	ck_assert_uint_eq(flatten(iov, cnt_b, b), (size_t)rc);
+	ck_assert_int_eq(memcmp(a, b, (size_t)rc), 0);
+	if (offsetof(struct slot_like, hdr) == sizeof(slot.fixed)) {
+		ck_assert_uint_eq(cnt_b, cnt_a - 1);
+		ck_assert_uint_eq(iov[0].iov_len,
+				  MPA_LEN_FIELD + sizeof(slot.hdr));
+	}
+	mpa_tx_init(&tx, true, true, 0);
+	cnt_b = 3;
+	ck_assert_int_eq(mpa_tx_frame_parts(&tx, in, 2, &slot.fixed, NULL, iov,
+					    16, &cnt_b),
+			 -EINVAL);
+	ck_assert_uint_eq(cnt_b, 3);
+	ck_assert_uint_eq(tx.pos, 0);
+}
+END_TEST
+
 static Suite *mpa_tx_suite(void)
 {
 	Suite *s = suite_create("mpa_tx");
@@ -424,6 +478,7 @@ static Suite *mpa_tx_suite(void)
 	tcase_add_test(tc, test_reference_diff);
 	tcase_add_test(tc, test_batch);
 	tcase_add_test(tc, test_errors);
+	tcase_add_loop_test(tc, test_parts, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
