@@ -153,18 +153,22 @@ static void send_wqe_fill(struct iw_qp *qp, struct iw_wqe *w,
 	}
 	w->num_sge = (uint32_t)wr->num_sge;
 	w->total_len = total;
-	for (i = 0; i < wr->num_sge && (uint32_t)i < RDMAP_MAX_SGE; i++)
-		w->sge[i] = wr->sg_list[i];
-	w->is_inline = (wr->send_flags & IWARP_SEND_INLINE) != 0;
 	if (wr->opcode == IWARP_WR_BIND_MW ||
 	    wr->opcode == IWARP_WR_LOCAL_INV) {
+		w->is_inline = false;
 		w->num_sge = 0; /* no payload; sg_list is ignored */
 		w->total_len = 0;
 		mw_bind_wqe_fill(w, wr);
 		return;
 	}
-	if (!w->is_inline)
+	/* inline: the payload, copied now (a Read or an atomic asking for
+	 * it was refused above: their scatter list names where data goes) */
+	w->is_inline = (wr->send_flags & IWARP_SEND_INLINE) != 0;
+	if (!w->is_inline) {
+		for (i = 0; i < wr->num_sge && (uint32_t)i < RDMAP_MAX_SGE; i++)
+			w->sge[i] = wr->sg_list[i];
 		return;
+	}
 	for (i = 0; i < wr->num_sge; i++) {
 		if (!wr->sg_list[i].length)
 			continue;
