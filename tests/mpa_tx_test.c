@@ -451,11 +451,9 @@ START_TEST(test_parts)
 			 rc);
 	ck_assert_uint_eq(flatten(iov, cnt_b, b), (size_t)rc);
 	ck_assert_int_eq(memcmp(a, b, (size_t)rc), 0);
-	if (offsetof(struct slot_like, hdr) == sizeof(slot.fixed)) {
-		ck_assert_uint_eq(cnt_b, cnt_a - 1);
-		ck_assert_uint_eq(iov[0].iov_len,
-				  MPA_LEN_FIELD + sizeof(slot.hdr));
-	}
+	ck_assert_uint_eq(offsetof(struct slot_like, hdr), sizeof(slot.fixed));
+	ck_assert_uint_eq(cnt_b, cnt_a - 1);
+	ck_assert_uint_eq(iov[0].iov_len, MPA_LEN_FIELD + sizeof(slot.hdr));
 	mpa_tx_init(&tx, true, true, 0);
 	cnt_b = 3;
 	ck_assert_int_eq(mpa_tx_frame_parts(&tx, in, 2, &slot.fixed, NULL, iov,
