@@ -73,20 +73,25 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	 * slots in [slot_head, slot_tail) are read.
 	 */
 	c->slots = iw_malloc(RDMAP_CONN_TX_SLOTS * sizeof(*c->slots));
-	c->iov_cap = cfg->markers_tx ? RDMAP_CONN_TX_IOVS_MARKERS
-				     : RDMAP_CONN_TX_IOVS;
+	c->iov_cap = RDMAP_CONN_TX_IOVS;
 	c->iovs = iw_malloc(c->iov_cap * sizeof(*c->iovs));
-	if (cfg->markers_tx)
-		c->marks = iw_malloc(RDMAP_CONN_TX_SLOTS * sizeof(*c->marks));
-	/* the ring's units start just short of their wrap, so every
+	if (cfg->markers_tx) {
+		c->marks = iw_malloc(MPA_MAX_FPDU_MARKERS * sizeof(*c->marks));
+		c->stage_iov = iw_malloc(MPA_TX_IOV_MAX(RDMAP_MAX_SGE + 1u,
+							MPA_MAX_FPDU_MARKERS) *
+					 sizeof(*c->stage_iov));
+		c->stage = iw_malloc(RDMAP_CONN_TX_STAGE);
+	}
+	/* the rings' units start just short of their wrap, so every
 	 * connection crosses it early (as the kernel's jiffies do) */
 	c->iov_head = c->iov_tail = 0u - c->iov_cap;
+	c->stage_head = c->stage_tail = 0u - RDMAP_CONN_TX_STAGE;
 	c->orq_size = conn_pow2(c->ord + 1u); /* + the Read RTR */
 	c->orq = iw_calloc(c->orq_size, sizeof(*c->orq));
 	c->irq_size = conn_pow2(c->ird ? c->ird : 1u);
 	c->irq = iw_calloc(c->irq_size, sizeof(*c->irq));
 	if (!c->slots || !c->iovs || !c->orq || !c->irq ||
-	    (cfg->markers_tx && !c->marks))
+	    (cfg->markers_tx && (!c->marks || !c->stage_iov || !c->stage)))
 		goto fail;
 	err = EINVAL;
 	if (mpa_tx_init(&c->mtx, cfg->markers_tx, cfg->crc, 0))
@@ -105,6 +110,8 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 fail:
 	iw_free(c->slots);
 	iw_free(c->marks);
+	iw_free(c->stage_iov);
+	iw_free(c->stage);
 	iw_free(c->iovs);
 	iw_free(c->orq);
 	iw_free(c->irq);
@@ -186,6 +193,8 @@ void rdmap_conn_destroy(struct rdmap_conn *c)
 	conn_slots_release(c, c->slot_head);
 	iw_free(c->slots);
 	iw_free(c->marks);
+	iw_free(c->stage_iov);
+	iw_free(c->stage);
 	iw_free(c->iovs);
 	iw_free(c->orq);
 	iw_free(c->irq);

@@ -109,16 +109,21 @@
  * iovecs of the framed FPDUs, shared by the slots as a ring (a power of
  * two: its units run free through 2^32): each FPDU takes what it needs.
  * Without markers an FPDU of one payload piece takes 3 (length field and
- * header | payload | pad and CRC), so 8 per slot keep every slot usable;
- * markers add two per 512 octets (RFC 5044 §5), about 270 for a 64 KiB
- * FPDU, so a connection with markers gets 4096 (a dozen such FPDUs).
+ * header | payload | pad and CRC), so 8 per slot keep every slot usable.
  * Sized at creation: a streaming connection touches all of its ring, and
  * with thousands of them its first pass is page faults (64 KiB Writes on
  * 1,000 QPs spent their first second in them).
  */
-#define RDMAP_CONN_TX_IOVS	   (RDMAP_CONN_TX_SLOTS * 8u)
-#define RDMAP_CONN_TX_IOVS_MARKERS 4096u
-#define RDMAP_CONN_FPDU_DEFAULT	   1448u /* fpdu_max 0 and no MSS known */
+#define RDMAP_CONN_TX_IOVS (RDMAP_CONN_TX_SLOTS * 8u)
+/*
+ * With markers (RFC 5044 §5) an FPDU is copied whole into a staging ring
+ * of this many octets (a power of two) and goes out as one iovec: markers
+ * every 512 octets cut a 64 KiB FPDU into about 260 pieces, and the
+ * kernel's copy into the socket costs per piece (bench/README.md,
+ * "Markers: where the time goes").
+ */
+#define RDMAP_CONN_TX_STAGE	(1u << 20)
+#define RDMAP_CONN_FPDU_DEFAULT 1448u /* fpdu_max 0 and no MSS known */
 #define RDMAP_CONN_RESP_BURST                                                  \
 	16u /* Read Response FPDUs before the SQ gets a turn */
 #define RDMAP_CONN_MAX_IRD_ORD 128u /* as siw */
@@ -261,14 +266,17 @@ enum rdmap_conn_state {
 /* One FPDU framed for transmission. */
 struct rdmap_slot {
 	/* pad, CRC and the length field, which the header right after it
-	 * joins in one iovec; markers live in rdmap_conn.marks */
+	 * joins in one iovec (with markers the FPDU is copied into
+	 * rdmap_conn.stage) */
 	struct mpa_tx_fixed fixed;
 	uint8_t ulp[RDMAP_TERM_MAX_LEN]; /* DDP/RDMAP header (Terminate: all) */
 	uint8_t inl[RDMAP_MAX_INLINE];	 /* inline payload of this FPDU */
 	struct iovec *iov;		 /* into rdmap_conn.iovs */
 	uint32_t niov;
-	uint32_t iov_mark;  /* rdmap_conn.iov_tail before this FPDU */
-	uint32_t iov_units; /* ring units it holds (niov + skipped end) */
+	uint32_t iov_mark;    /* rdmap_conn.iov_tail before this FPDU */
+	uint32_t iov_units;   /* ring units it holds (niov + skipped end) */
+	uint32_t stage_mark;  /* rdmap_conn.stage_tail before this FPDU */
+	uint32_t stage_units; /* staging octets it holds (+ skipped end) */
 	size_t wire_len;
 	uint64_t pos;	  /* mpa_tx.pos before this FPDU */
 	uint32_t sq_done; /* SQ index + 1 sent with it, if has_sq */
@@ -367,13 +375,17 @@ struct rdmap_conn {
 	struct rdmap_term term;	       /* the TERMINATE we send */
 	struct rdmap_slot *slots;      /* RDMAP_CONN_TX_SLOTS */
 	uint32_t slot_head, slot_tail; /* [head, tail) framed, head oldest */
-	/* markers of each slot's FPDU (RFC 5044 §5); NULL without markers */
-	uint8_t (*marks)[MPA_MAX_FPDU_MARKERS][MPA_MARKER_LEN];
-	struct iovec *iovs;	     /* iov_cap of them, a ring */
-	uint32_t iov_cap;	     /* RDMAP_CONN_TX_IOVS(_MARKERS) */
-	uint32_t iov_head, iov_tail; /* free-running ring units */
-	size_t head_off;	     /* octets of the head slot already sent */
-	uint32_t resp_burst;	     /* Read Response FPDUs framed in a row */
+	struct iovec *iovs;	       /* RDMAP_CONN_TX_IOVS of them, a ring */
+	uint32_t iov_cap;	       /* RDMAP_CONN_TX_IOVS */
+	uint32_t iov_head, iov_tail;   /* free-running ring units */
+	/* with markers only (else NULL): the FPDU being framed (its markers
+	 * and iovecs) and the staging ring its octets are copied into */
+	uint8_t (*marks)[MPA_MARKER_LEN];
+	struct iovec *stage_iov;
+	uint8_t *stage;			 /* RDMAP_CONN_TX_STAGE octets */
+	uint32_t stage_head, stage_tail; /* free-running octets */
+	size_t head_off;     /* octets of the head slot already sent */
+	uint32_t resp_burst; /* Read Response FPDUs framed in a row */
 	/* the SQ message in progress */
 	bool sq_active;
 	uint32_t sq_idx;

@@ -57,13 +57,33 @@ static uint32_t conn_fpdu_iov_max(const struct rdmap_conn *c)
 		RDMAP_MAX_SGE + 1u, c->mtx.markers ? MPA_MAX_FPDU_MARKERS : 0u);
 }
 
-/* The ring has room for |fpdus| more FPDUs of the largest kind, each
- * possibly skipping the ring's end. */
+/* Ring units one framed FPDU holds at most: one when it is staged. */
+static uint32_t conn_slot_iov_max(const struct rdmap_conn *c)
+{
+	return c->stage ? 1u : conn_fpdu_iov_max(c);
+}
+
+/* Octets on the wire of the largest FPDU this connection frames: its
+ * budget, and never more than a 65535-octet ULPDU makes (RFC 5044 §4). */
+static uint32_t conn_wire_max(const struct rdmap_conn *c)
+{
+	size_t budget = c->fpdu_max ? c->fpdu_max : RDMAP_CONN_FPDU_DEFAULT;
+	size_t most = MPA_LEN_FIELD + 65535u + 3u + MPA_CRC_LEN +
+		      MPA_MARKER_LEN * MPA_MAX_FPDU_MARKERS;
+
+	return (uint32_t)(budget < most ? budget : most);
+}
+
+/* The rings have room for |fpdus| more FPDUs of the largest kind, each
+ * possibly skipping a ring's end. */
 static bool conn_iov_room(const struct rdmap_conn *c, uint32_t fpdus)
 {
 	uint32_t free_units = c->iov_cap - (c->iov_tail - c->iov_head);
 
-	return free_units >= fpdus * 2u * conn_fpdu_iov_max(c);
+	if (c->stage && RDMAP_CONN_TX_STAGE - (c->stage_tail - c->stage_head) <
+				fpdus * 2u * conn_wire_max(c))
+		return false;
+	return free_units >= fpdus * 2u * conn_slot_iov_max(c);
 }
 
 /* Takes |k| contiguous iovecs for |sl| from the ring (conn_iov_room was
@@ -77,6 +97,37 @@ static void conn_iov_take(struct rdmap_conn *c, struct rdmap_slot *sl,
 	sl->iov_mark = c->iov_tail;
 	sl->iov = &c->iovs[skip ? 0u : off];
 	sl->iov_units = skip + k;
+}
+
+/*
+ * Copies the FPDU framed into c->stage_iov (|cnt| iovecs, |len| octets)
+ * into the staging ring and gives |sl| one iovec for it. Returns false
+ * when it does not fit (conn_iov_room was checked, so it does).
+ */
+static bool conn_stage_copy(struct rdmap_conn *c, struct rdmap_slot *sl,
+			    size_t cnt, size_t len)
+{
+	uint32_t off = c->stage_tail & (RDMAP_CONN_TX_STAGE - 1u);
+	uint32_t skip = off + len > RDMAP_CONN_TX_STAGE
+				? RDMAP_CONN_TX_STAGE - off
+				: 0u;
+	uint8_t *dst;
+	size_t i;
+
+	if (RDMAP_CONN_TX_STAGE - (c->stage_tail - c->stage_head) < skip + len)
+		return false;
+	dst = c->stage + (skip ? 0u : off);
+	sl->stage_mark = c->stage_tail;
+	sl->stage_units = skip + (uint32_t)len;
+	c->stage_tail += sl->stage_units;
+	for (i = 0; i < cnt; i++) {
+		memcpy(dst, c->stage_iov[i].iov_base, c->stage_iov[i].iov_len);
+		dst += c->stage_iov[i].iov_len;
+	}
+	conn_iov_take(c, sl, 1u);
+	sl->iov[0].iov_base = dst - len;
+	sl->iov[0].iov_len = len;
+	return true;
 }
 
 /* the length field and the header go out as one iovec (rdmap_slot) */
@@ -106,17 +157,25 @@ static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 		if (pay[i].iov_len)
 			ul[n++] = pay[i];
 	sl->pos = c->mtx.pos;
-	conn_iov_take(c, sl, conn_fpdu_iov_max(c));
-	rc = mpa_tx_frame_parts(&c->mtx, ul, n, &sl->fixed,
-				c->marks ? c->marks[c->slot_tail & SLOT_MASK]
-					 : NULL,
-				sl->iov, conn_fpdu_iov_max(c), &cnt);
-	if (rc <= 0)
-		return NULL;
-	sl->niov = (uint32_t)cnt;
-	/* give back what the FPDU did not use */
-	sl->iov_units -= conn_fpdu_iov_max(c) - sl->niov;
-	c->iov_tail += sl->iov_units;
+	if (c->stage) {
+		rc = mpa_tx_frame_parts(&c->mtx, ul, n, &sl->fixed, c->marks,
+					c->stage_iov, conn_fpdu_iov_max(c),
+					&cnt);
+		if (rc <= 0 || !conn_stage_copy(c, sl, cnt, (size_t)rc))
+			return NULL;
+		sl->niov = 1u;
+		c->iov_tail += sl->iov_units;
+	} else {
+		conn_iov_take(c, sl, conn_fpdu_iov_max(c));
+		rc = mpa_tx_frame_parts(&c->mtx, ul, n, &sl->fixed, NULL,
+					sl->iov, conn_fpdu_iov_max(c), &cnt);
+		if (rc <= 0)
+			return NULL;
+		sl->niov = (uint32_t)cnt;
+		/* give back what the FPDU did not use */
+		sl->iov_units -= conn_fpdu_iov_max(c) - sl->niov;
+		c->iov_tail += sl->iov_units;
+	}
 	sl->wire_len = (size_t)rc;
 	sl->has_sq = false;
 	sl->sq_signaled = false;
@@ -766,6 +825,8 @@ void conn_tx_drop_unsent(struct rdmap_conn *c)
 	conn_slots_release(c, first);
 	c->mtx.pos = c->slots[first & SLOT_MASK].pos;
 	c->iov_tail = c->slots[first & SLOT_MASK].iov_mark;
+	if (c->stage)
+		c->stage_tail = c->slots[first & SLOT_MASK].stage_mark;
 	c->slot_tail = first;
 	c->sq_active = false;
 	c->rs_active = false;
@@ -808,7 +869,9 @@ bool rdmap_conn_tx_pending(const struct rdmap_conn *c)
 int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 {
 	size_t off = c->head_off, len;
+	uint8_t *base;
 	uint32_t s, i;
+	size_t cut_len = 0;
 	int n = 0, cut = 0;
 
 	if (c->state == RDMAP_CONN_CLOSED || cap <= 0)
@@ -825,12 +888,23 @@ int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 				off -= len;
 				continue;
 			}
-			iov[n].iov_base = (uint8_t *)sl->iov[i].iov_base + off;
-			iov[n++].iov_len = len - off;
+			base = (uint8_t *)sl->iov[i].iov_base + off;
+			len -= off;
 			off = 0;
+			/* staged FPDUs lie back to back: one iovec for all */
+			if (n > 0 && (uint8_t *)iov[n - 1].iov_base +
+						     iov[n - 1].iov_len ==
+					     base) {
+				iov[n - 1].iov_len += len;
+				continue;
+			}
+			iov[n].iov_base = base;
+			iov[n++].iov_len = len;
 		}
-		if (sl->sq_signaled && i == sl->niov)
+		if (sl->sq_signaled && i == sl->niov && n > 0) {
 			cut = n;
+			cut_len = iov[n - 1].iov_len;
+		}
 	}
 	/*
 	 * A Send or Write completes once handed to TCP
@@ -841,10 +915,29 @@ int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 	 * out. At most one cut per gather, so a queue that signals every
 	 * WQE still sends everything in one call.
 	 */
-	if (cut > 0)
+	if (cut > 0) {
 		n = cut;
+		iov[n - 1].iov_len = cut_len;
+	}
 	c->tx_busy = n > 0;
 	return n;
+}
+
+/*
+ * Everything framed was sent: the next FPDU starts both rings at their
+ * first entry again (the counters still run forward, through 2^32). A
+ * connection then touches only as much of its rings as it keeps in
+ * flight, not all of them once: with a thousand streaming connections
+ * that first pass was page faults on the engine thread.
+ */
+static void conn_rings_rewind(struct rdmap_conn *c)
+{
+	c->slot_head = c->slot_tail = (c->slot_tail + SLOT_MASK) & ~SLOT_MASK;
+	c->iov_head = c->iov_tail =
+		(c->iov_tail + c->iov_cap - 1u) & ~(c->iov_cap - 1u);
+	c->stage_head = c->stage_tail =
+		(c->stage_tail + RDMAP_CONN_TX_STAGE - 1u) &
+		~(RDMAP_CONN_TX_STAGE - 1u);
 }
 
 void rdmap_conn_tx_done(struct rdmap_conn *c, size_t n)
@@ -865,6 +958,8 @@ void rdmap_conn_tx_done(struct rdmap_conn *c, size_t n)
 		c->head_off = 0;
 		c->slot_head++;
 		c->iov_head += sl->iov_units;
+		if (c->stage)
+			c->stage_head += sl->stage_units;
 		if (sl->mem_ref)
 			c->ops->mem_put(c->owner, sl->mem_ref);
 		sl->mem_ref = 0;
@@ -875,6 +970,8 @@ void rdmap_conn_tx_done(struct rdmap_conn *c, size_t n)
 		if (sl->is_term)
 			term_sent = true;
 	}
+	if (c->slot_head == c->slot_tail && !c->head_off)
+		conn_rings_rewind(c);
 	if (c->state == RDMAP_CONN_CLOSED)
 		return;
 	if (c->drop_unsent)

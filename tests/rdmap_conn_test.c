@@ -1969,6 +1969,19 @@ static void post_five_writes(struct fk_owner *a, struct fk_region *asrc,
 	rdmap_conn_sq_kick(a->c);
 }
 
+/* Wire octets of the first |k| FPDUs framed and not yet sent by |a|. */
+static size_t slots_wire(const struct fk_owner *a, int k)
+{
+	size_t len = 0;
+	int j;
+
+	for (j = 0; j < k; j++)
+		len += a->c->slots[(a->c->slot_head + (uint32_t)j) %
+				   RDMAP_CONN_TX_SLOTS]
+			       .wire_len;
+	return len;
+}
+
 /* Takes one gather of |a| into wire + *n; returns its octets. */
 static size_t take_gather(struct fk_owner *a, size_t *n)
 {
@@ -2021,6 +2034,8 @@ START_TEST(test_tx_gather_ends_at_signaled)
 		k = take_gather(&a, &n);
 		if (!m.markers)
 			ck_assert_uint_eq(k, (size_t)cases[c].first * fpdu);
+		else /* staged back to back, yet cut all the same */
+			ck_assert_uint_eq(k, slots_wire(&a, cases[c].first));
 		ck_assert_int_eq(a.nscq, done);
 		rdmap_conn_tx_done(a.c, k);
 		/* handed over: what it carried completes, the rest waits */
@@ -2045,6 +2060,96 @@ START_TEST(test_tx_gather_ends_at_signaled)
 		ck_assert(memcmp(bdst->buf + j * 1000, asrc->buf + j * 1000,
 				 1000) == 0);
 	ck_assert_int_eq(b.set_error_calls, 0);
+	pair_fini(&a, &b);
+}
+END_TEST
+
+/*
+ * With markers every FPDU is copied whole into the staging ring and
+ * offered as one iovec (RFC 5044 §5 markers cut it into 512-octet pieces
+ * otherwise). Writes keep the ring busy across its end (partial sends, so
+ * it never drains), then a drained ring starts the next FPDU at its first
+ * octet; the peer checks markers and CRC. Loop index: CRC off/on.
+ */
+START_TEST(test_tx_stage_markers)
+{
+	const struct mode m = {_i != 0, true};
+	enum { WR_LEN = 60000, NWR = 40, CHUNK = 4 };
+	struct fk_owner a, b;
+	struct fk_region *asrc, *bdst;
+	struct rdmap_wqe *w;
+	struct iovec iov[64];
+	uint8_t *out = malloc(WR_LEN * NWR);
+	size_t sent = 0, k, taken;
+	uint32_t posted = 0, s;
+	const struct rdmap_slot *sl;
+	int cnt, j;
+
+	ck_assert_ptr_nonnull(out);
+	pair_init(&a, &b, m, 4, 4, 65483);
+	asrc = fk_region_add(&a, 0x10, WR_LEN * NWR, LW, 0);
+	fill_pattern(asrc->buf, WR_LEN * NWR, 21);
+	bdst = fk_region_add(&b, 0x20, WR_LEN * NWR, RW, 0xEE);
+	for (;;) {
+		for (j = 0; j < CHUNK && posted < NWR; j++, posted++) {
+			w = fk_post_send(&a, 1 + posted, IWARP_WR_RDMA_WRITE, 0,
+					 0x10, asrc->buf + posted * WR_LEN,
+					 WR_LEN);
+			w->rkey = 0x20;
+			w->remote_addr = (uintptr_t)bdst->buf + posted * WR_LEN;
+		}
+		rdmap_conn_sq_kick(a.c);
+		cnt = rdmap_conn_tx_iov(a.c, iov, 64);
+		if (cnt == 0)
+			break;
+		/* every framed FPDU is one iovec in the staging ring */
+		for (s = a.c->slot_head; s != a.c->slot_tail; s++) {
+			sl = &a.c->slots[s % RDMAP_CONN_TX_SLOTS];
+			ck_assert_uint_eq(sl->niov, 1);
+			ck_assert_uint_eq(sl->iov[0].iov_len, sl->wire_len);
+			ck_assert((uint8_t *)sl->iov[0].iov_base >= a.c->stage);
+			ck_assert((uint8_t *)sl->iov[0].iov_base +
+					  sl->wire_len <=
+				  a.c->stage + RDMAP_CONN_TX_STAGE);
+		}
+		/* back to back in the ring: one iovec, two at its end */
+		ck_assert_int_le(cnt, 2);
+		for (k = 0, j = 0; j < cnt; j++)
+			k += iov[j].iov_len;
+		/* TCP takes about half until the last Writes are posted */
+		if (posted < NWR)
+			k = k / 2 + 1;
+		for (taken = 0, j = 0; taken < k; j++) {
+			size_t n = iov[j].iov_len < k - taken ? iov[j].iov_len
+							      : k - taken;
+
+			memcpy(wire, iov[j].iov_base, n);
+			ck_assert_uint_eq(fk_rx_feed(&b, wire, n, 0), n);
+			taken += n;
+		}
+		rdmap_conn_tx_done(a.c, k);
+		sent += k;
+	}
+	ck_assert_int_eq(a.nscq, NWR);
+	ck_assert_int_eq(b.set_error_calls, 0);
+	ck_assert(memcmp(bdst->buf, asrc->buf, WR_LEN * NWR) == 0);
+	/* more than the ring went through it, so it crossed its end */
+	ck_assert_uint_gt(sent, 2 * RDMAP_CONN_TX_STAGE);
+	/* drained: the next FPDU starts the ring again */
+	w = fk_post_send(&a, 99, IWARP_WR_RDMA_WRITE, 0, 0x10, asrc->buf, 100);
+	w->rkey = 0x20;
+	w->remote_addr = (uintptr_t)bdst->buf;
+	rdmap_conn_sq_kick(a.c);
+	cnt = rdmap_conn_tx_iov(a.c, iov, 64);
+	ck_assert_int_eq(cnt, 1);
+	ck_assert_ptr_eq(iov[0].iov_base, a.c->stage);
+	memcpy(out, iov[0].iov_base, iov[0].iov_len);
+	ck_assert_uint_eq(fk_rx_feed(&b, out, iov[0].iov_len, 0),
+			  iov[0].iov_len);
+	rdmap_conn_tx_done(a.c, iov[0].iov_len);
+	ck_assert_int_eq(a.nscq, NWR + 1);
+	ck_assert_int_eq(b.set_error_calls, 0);
+	free(out);
 	pair_fini(&a, &b);
 }
 END_TEST
@@ -2697,6 +2802,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_rtr, 0, 4);
 	tcase_add_test(tc, test_destroy_gives_back);
 	tcase_add_loop_test(tc, test_tx_gather_ends_at_signaled, 0, NMODES);
+	tcase_add_loop_test(tc, test_tx_stage_markers, 0, 2);
 	suite_add_tcase(s, tc);
 	/* every split of a ~28 KB stream, four framings: generous bound */
 	tcase_set_timeout(tsplit, 600);
