@@ -73,8 +73,9 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	 * slots in [slot_head, slot_tail) are read.
 	 */
 	c->slots = iw_malloc(RDMAP_CONN_TX_SLOTS * sizeof(*c->slots));
-	c->iov_cap = RDMAP_CONN_TX_IOVS;
-	c->iovs = iw_malloc(c->iov_cap * sizeof(*c->iovs));
+	c->slot_cap = c->slot_cap_next = RDMAP_CONN_TX_SLOTS_FEW;
+	c->iov_cap = RDMAP_CONN_TX_IOVS_FOR(c->slot_cap);
+	c->iovs = iw_malloc(RDMAP_CONN_TX_IOVS * sizeof(*c->iovs));
 	if (cfg->markers_tx) {
 		c->marks = iw_malloc(MPA_MAX_FPDU_MARKERS * sizeof(*c->marks));
 		c->stage_iov = iw_malloc(MPA_TX_IOV_MAX(RDMAP_MAX_SGE + 1u,
@@ -165,7 +166,7 @@ void conn_slots_release(struct rdmap_conn *c, uint32_t from)
 	uint32_t i;
 
 	for (i = from; i != c->slot_tail; i++) {
-		sl = &c->slots[i & (RDMAP_CONN_TX_SLOTS - 1)];
+		sl = &c->slots[i & (c->slot_cap - 1u)];
 		if (sl->mem_ref)
 			c->ops->mem_put(c->owner, sl->mem_ref);
 		sl->mem_ref = 0;
@@ -483,7 +484,7 @@ bool rdmap_conn_mem_revoke(struct rdmap_conn *c, uint32_t ref)
 	}
 	/* Read Response FPDUs that read from it (RFC 5040 §7: invalid STag) */
 	for (i = c->slot_head; i != c->slot_tail; i++)
-		if (c->slots[i & (RDMAP_CONN_TX_SLOTS - 1)].mem_ref == ref)
+		if (c->slots[i & (c->slot_cap - 1u)].mem_ref == ref)
 			sending = true;
 	if (sending) {
 		if (c->state == RDMAP_CONN_RUN)
@@ -494,7 +495,7 @@ bool rdmap_conn_mem_revoke(struct rdmap_conn *c, uint32_t ref)
 	if (c->cur.dst.ref == ref)
 		held = true;
 	for (i = c->slot_head; i != c->slot_tail; i++)
-		if (c->slots[i & (RDMAP_CONN_TX_SLOTS - 1)].mem_ref == ref)
+		if (c->slots[i & (c->slot_cap - 1u)].mem_ref == ref)
 			held = true;
 	return held;
 }

@@ -106,6 +106,19 @@
 	64u /* tagged FPDUs after an untagged one until it is "lately" */
 #define RDMAP_CONN_TX_SLOTS 128u /* FPDUs framed ahead (power of two) */
 /*
+ * A connection uses only this many slots (and 8 iovecs each) while its
+ * FPDUs are large: 32 full-size FPDUs are about 2 MiB framed ahead, more
+ * than one sendmsg of a streaming socket takes, and a thousand streaming
+ * connections then touch 5 pages of rings each instead of 13 (page
+ * faults on the engine thread). It uses all RDMAP_CONN_TX_SLOTS once the
+ * slots ran out while the FPDUs framed averaged fewer than
+ * RDMAP_CONN_TX_SMALL_FPDU octets (small messages: one sendmsg should
+ * carry many of them), and goes back when they averaged more; the size
+ * changes only when everything framed was sent.
+ */
+#define RDMAP_CONN_TX_SLOTS_FEW	 32u
+#define RDMAP_CONN_TX_SMALL_FPDU 8192u
+/*
  * iovecs of the framed FPDUs, shared by the slots as a ring (a power of
  * two: its units run free through 2^32): each FPDU takes what it needs.
  * Without markers an FPDU of one payload piece takes 3 (length field and
@@ -114,7 +127,8 @@
  * with thousands of them its first pass is page faults (64 KiB Writes on
  * 1,000 QPs spent their first second in them).
  */
-#define RDMAP_CONN_TX_IOVS (RDMAP_CONN_TX_SLOTS * 8u)
+#define RDMAP_CONN_TX_IOVS_FOR(slots) ((slots)*8u)
+#define RDMAP_CONN_TX_IOVS	      RDMAP_CONN_TX_IOVS_FOR(RDMAP_CONN_TX_SLOTS)
 /*
  * With markers (RFC 5044 §5) an FPDU is copied whole into a staging ring
  * of this many octets (a power of two) and goes out as one iovec: markers
@@ -373,11 +387,13 @@ struct rdmap_conn {
 	bool drop_unsent; /* drop framed FPDUs not yet accepted */
 	bool term_framed;
 	struct rdmap_term term;	       /* the TERMINATE we send */
-	struct rdmap_slot *slots;      /* RDMAP_CONN_TX_SLOTS */
+	struct rdmap_slot *slots;      /* RDMAP_CONN_TX_SLOTS allocated */
+	uint32_t slot_cap;	       /* of which in use: _SLOTS_FEW or all */
+	uint32_t slot_cap_next;	       /* slot_cap after the next rewind */
 	uint32_t slot_head, slot_tail; /* [head, tail) framed, head oldest */
-	struct iovec *iovs;	       /* RDMAP_CONN_TX_IOVS of them, a ring */
-	uint32_t iov_cap;	       /* RDMAP_CONN_TX_IOVS */
-	uint32_t iov_head, iov_tail;   /* free-running ring units */
+	struct iovec *iovs;	     /* RDMAP_CONN_TX_IOVS allocated, a ring */
+	uint32_t iov_cap;	     /* of which in use: slot_cap * 8 */
+	uint32_t iov_head, iov_tail; /* free-running ring units */
 	/* with markers only (else NULL): the FPDU being framed (its markers
 	 * and iovecs) and the staging ring its octets are copied into */
 	uint8_t (*marks)[MPA_MARKER_LEN];

@@ -14,7 +14,7 @@
 #include "rdmap/rdmap_conn_int.h"
 #include "util/tsan.h"
 
-#define SLOT_MASK (RDMAP_CONN_TX_SLOTS - 1u)
+#define SLOT_MASK (c->slot_cap - 1u)
 
 static uint32_t conn_slots_used(const struct rdmap_conn *c)
 {
@@ -737,6 +737,28 @@ static void conn_frame_term(struct rdmap_conn *c)
 		sl->is_term = true;
 }
 
+/*
+ * Framing stopped on a full ring: small FPDUs want all the slots (many
+ * per sendmsg); for large ones RDMAP_CONN_TX_SLOTS_FEW already fill a
+ * sendmsg. Judged by the average size of what is framed, so that a
+ * stream of one size keeps the ring it got. The size changes at the next
+ * rewind (conn_rings_rewind), when no slot or iovec is in flight.
+ */
+static void conn_rings_size_next(struct rdmap_conn *c)
+{
+	const struct rdmap_slot *head;
+	uint64_t ahead;
+
+	if (c->slot_head == c->slot_tail)
+		return;
+	head = &c->slots[c->slot_head & SLOT_MASK];
+	ahead = c->mtx.pos - head->pos;
+	c->slot_cap_next =
+		ahead < (uint64_t)RDMAP_CONN_TX_SMALL_FPDU * conn_slots_used(c)
+			? RDMAP_CONN_TX_SLOTS
+			: RDMAP_CONN_TX_SLOTS_FEW;
+}
+
 /* Frames FPDUs while slots are free (one stays reserved for TERMINATE). */
 static void conn_tx_fill(struct rdmap_conn *c)
 {
@@ -746,7 +768,7 @@ static void conn_tx_fill(struct rdmap_conn *c)
 	for (;;) {
 		if (c->state == RDMAP_CONN_TERM) {
 			if (!c->term_framed &&
-			    conn_slots_used(c) < RDMAP_CONN_TX_SLOTS &&
+			    conn_slots_used(c) < c->slot_cap &&
 			    conn_iov_room(c, 1))
 				conn_frame_term(c);
 			return;
@@ -754,9 +776,11 @@ static void conn_tx_fill(struct rdmap_conn *c)
 		if (c->state != RDMAP_CONN_RUN || !c->tx_enabled || !c->bound)
 			return;
 		/* one slot and its iovecs stay reserved for TERMINATE */
-		if (conn_slots_used(c) >= RDMAP_CONN_TX_SLOTS - 1 ||
-		    !conn_iov_room(c, 2))
+		if (conn_slots_used(c) >= c->slot_cap - 1 ||
+		    !conn_iov_room(c, 2)) {
+			conn_rings_size_next(c);
 			return;
+		}
 		if (c->rtr_pending) {
 			if (!conn_frame_rtr(c))
 				goto internal;
@@ -932,9 +956,17 @@ int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
  */
 static void conn_rings_rewind(struct rdmap_conn *c)
 {
-	c->slot_head = c->slot_tail = (c->slot_tail + SLOT_MASK) & ~SLOT_MASK;
-	c->iov_head = c->iov_tail =
-		(c->iov_tail + c->iov_cap - 1u) & ~(c->iov_cap - 1u);
+	/* rounded to the larger of the old and new sizes, a multiple of
+	 * both (powers of two) */
+	uint32_t slots =
+		c->slot_cap > c->slot_cap_next ? c->slot_cap : c->slot_cap_next;
+	uint32_t iovs = RDMAP_CONN_TX_IOVS_FOR(slots);
+
+	c->slot_head = c->slot_tail =
+		(c->slot_tail + slots - 1u) & ~(slots - 1u);
+	c->iov_head = c->iov_tail = (c->iov_tail + iovs - 1u) & ~(iovs - 1u);
+	c->slot_cap = c->slot_cap_next;
+	c->iov_cap = RDMAP_CONN_TX_IOVS_FOR(c->slot_cap);
 	c->stage_head = c->stage_tail =
 		(c->stage_tail + RDMAP_CONN_TX_STAGE - 1u) &
 		~(RDMAP_CONN_TX_STAGE - 1u);

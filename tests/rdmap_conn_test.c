@@ -1977,7 +1977,7 @@ static size_t slots_wire(const struct fk_owner *a, int k)
 
 	for (j = 0; j < k; j++)
 		len += a->c->slots[(a->c->slot_head + (uint32_t)j) %
-				   RDMAP_CONN_TX_SLOTS]
+				   a->c->slot_cap]
 			       .wire_len;
 	return len;
 }
@@ -2104,7 +2104,7 @@ START_TEST(test_tx_stage_markers)
 			break;
 		/* every framed FPDU is one iovec in the staging ring */
 		for (s = a.c->slot_head; s != a.c->slot_tail; s++) {
-			sl = &a.c->slots[s % RDMAP_CONN_TX_SLOTS];
+			sl = &a.c->slots[s % a.c->slot_cap];
 			ck_assert_uint_eq(sl->niov, 1);
 			ck_assert_uint_eq(sl->iov[0].iov_len, sl->wire_len);
 			ck_assert((uint8_t *)sl->iov[0].iov_base >= a.c->stage);
@@ -2150,6 +2150,107 @@ START_TEST(test_tx_stage_markers)
 	ck_assert_int_eq(a.nscq, NWR + 1);
 	ck_assert_int_eq(b.set_error_calls, 0);
 	free(out);
+	pair_fini(&a, &b);
+}
+END_TEST
+
+/*
+ * Sends everything |a| frames, each gather whole, feeding it to |b|. Returns
+ * the most FPDUs one gather found framed.
+ */
+static uint32_t drain_to(struct fk_owner *a, struct fk_owner *b)
+{
+	static struct iovec iov[1024];
+	uint32_t most = 0;
+	size_t k;
+	int cnt, j;
+
+	while ((cnt = rdmap_conn_tx_iov(a->c, iov, 1024)) > 0) {
+		if (a->c->slot_tail - a->c->slot_head > most)
+			most = a->c->slot_tail - a->c->slot_head;
+		for (k = 0, j = 0; j < cnt; j++) {
+			ck_assert_uint_eq(fk_rx_feed(b, iov[j].iov_base,
+						     iov[j].iov_len, 0),
+					  iov[j].iov_len);
+			k += iov[j].iov_len;
+		}
+		rdmap_conn_tx_done(a->c, k);
+	}
+	return most;
+}
+
+/* Posts |n| Writes of |len| octets from asrc to bdst, and kicks. */
+static void post_writes(struct fk_owner *a, struct fk_region *asrc,
+			struct fk_region *bdst, uint32_t n, size_t len,
+			uint64_t first_id)
+{
+	struct rdmap_wqe *w;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		w = fk_post_send(a, first_id + i, IWARP_WR_RDMA_WRITE, 0, 0x10,
+				 asrc->buf + i * len, (uint32_t)len);
+		w->rkey = 0x20;
+		w->remote_addr = (uintptr_t)bdst->buf + i * len;
+	}
+	rdmap_conn_sq_kick(a->c);
+}
+
+/*
+ * The transmit rings are used in full only for small FPDUs: a new
+ * connection frames at most RDMAP_CONN_TX_SLOTS_FEW - 1 FPDUs ahead; once
+ * that ran out on small ones it takes all RDMAP_CONN_TX_SLOTS after the
+ * rings drained, and goes back after large ones. What was framed across
+ * each change arrives intact. Loop index: mode (markers too).
+ */
+START_TEST(test_tx_ring_sizes)
+{
+	const struct mode m = modes[_i];
+	enum { BIG = 16384, NBIG = 150, SMALL = 64, NSMALL = 200 };
+	struct fk_owner a, b;
+	struct fk_region *asrc, *bdst;
+	uint32_t most;
+
+	pair_init(&a, &b, m, 4, 4, 65483);
+	asrc = fk_region_add(&a, 0x10, BIG * NBIG, LW, 0);
+	fill_pattern(asrc->buf, BIG * NBIG, 5);
+	bdst = fk_region_add(&b, 0x20, BIG * NBIG, RW, 0xEE);
+	ck_assert_uint_eq(a.c->slot_cap, RDMAP_CONN_TX_SLOTS_FEW);
+
+	/* large FPDUs: the few slots, one kept for TERMINATE (markers:
+	 * the staging ring may run out first) */
+	post_writes(&a, asrc, bdst, NBIG, BIG, 1);
+	most = drain_to(&a, &b);
+	if (!m.markers)
+		ck_assert_uint_eq(most, RDMAP_CONN_TX_SLOTS_FEW - 1);
+	ck_assert_uint_le(most, RDMAP_CONN_TX_SLOTS_FEW - 1);
+	ck_assert_uint_eq(a.c->slot_cap, RDMAP_CONN_TX_SLOTS_FEW);
+	ck_assert_int_eq(a.nscq, NBIG);
+	ck_assert(memcmp(bdst->buf, asrc->buf, BIG * NBIG) == 0);
+
+	/* small ones: the few slots run out, then all of them */
+	a.nscq = 0; /* the fake's CQ holds FK_CQ */
+	memset(bdst->buf, 0xEE, BIG * NBIG);
+	post_writes(&a, asrc, bdst, NSMALL, SMALL, 1000);
+	most = drain_to(&a, &b);
+	ck_assert_uint_eq(most, RDMAP_CONN_TX_SLOTS - 1);
+	ck_assert_uint_eq(a.c->slot_cap, RDMAP_CONN_TX_SLOTS);
+	ck_assert_int_eq(a.nscq, NSMALL);
+	ck_assert(memcmp(bdst->buf, asrc->buf, SMALL * NSMALL) == 0);
+
+	/* large ones again: back to the few slots once drained */
+	a.nscq = 0;
+	memset(bdst->buf, 0xEE, BIG * NBIG);
+	post_writes(&a, asrc, bdst, NBIG, BIG, 2000);
+	most = drain_to(&a, &b);
+	ck_assert_uint_gt(most, RDMAP_CONN_TX_SLOTS_FEW);
+	ck_assert_uint_eq(a.c->slot_cap, RDMAP_CONN_TX_SLOTS_FEW);
+	post_writes(&a, asrc, bdst, NBIG, BIG, 3000);
+	most = drain_to(&a, &b);
+	ck_assert_uint_le(most, RDMAP_CONN_TX_SLOTS_FEW - 1);
+	ck_assert_int_eq(a.nscq, 2 * NBIG);
+	ck_assert(memcmp(bdst->buf, asrc->buf, BIG * NBIG) == 0);
+	ck_assert_int_eq(b.set_error_calls, 0);
 	pair_fini(&a, &b);
 }
 END_TEST
@@ -2803,6 +2904,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_test(tc, test_destroy_gives_back);
 	tcase_add_loop_test(tc, test_tx_gather_ends_at_signaled, 0, NMODES);
 	tcase_add_loop_test(tc, test_tx_stage_markers, 0, 2);
+	tcase_add_loop_test(tc, test_tx_ring_sizes, 0, NMODES);
 	suite_add_tcase(s, tc);
 	/* every split of a ~28 KB stream, four framings: generous bound */
 	tcase_set_timeout(tsplit, 600);
