@@ -86,17 +86,33 @@ static bool conn_iov_room(const struct rdmap_conn *c, uint32_t fpdus)
 	return free_units >= fpdus * 2u * conn_slot_iov_max(c);
 }
 
+/*
+ * Where |len| contiguous units go in a ring of |cap| (a power of two)
+ * whose free-running tail is |tail|: the offset returned, and in *units
+ * what they hold, |len| plus the end of the ring skipped when they would
+ * not fit before it.
+ */
+static uint32_t ring_place(uint32_t tail, uint32_t cap, uint32_t len,
+			   uint32_t *units)
+{
+	uint32_t off = tail & (cap - 1u);
+
+	if (off + len > cap) {
+		*units = cap - off + len;
+		return 0;
+	}
+	*units = len;
+	return off;
+}
+
 /* Takes |k| contiguous iovecs for |sl| from the ring (conn_iov_room was
- * checked): at the ring's end the remainder is skipped. */
+ * checked). */
 static void conn_iov_take(struct rdmap_conn *c, struct rdmap_slot *sl,
 			  uint32_t k)
 {
-	uint32_t off = c->iov_tail & (c->iov_cap - 1u);
-	uint32_t skip = off + k > c->iov_cap ? c->iov_cap - off : 0u;
-
 	sl->iov_mark = c->iov_tail;
-	sl->iov = &c->iovs[skip ? 0u : off];
-	sl->iov_units = skip + k;
+	sl->iov = &c->iovs[ring_place(c->iov_tail, c->iov_cap, k,
+				      &sl->iov_units)];
 }
 
 /*
@@ -107,19 +123,16 @@ static void conn_iov_take(struct rdmap_conn *c, struct rdmap_slot *sl,
 static bool conn_stage_copy(struct rdmap_conn *c, struct rdmap_slot *sl,
 			    size_t cnt, size_t len)
 {
-	uint32_t off = c->stage_tail & (RDMAP_CONN_TX_STAGE - 1u);
-	uint32_t skip = off + len > RDMAP_CONN_TX_STAGE
-				? RDMAP_CONN_TX_STAGE - off
-				: 0u;
-	uint8_t *dst;
+	uint32_t units, off = ring_place(c->stage_tail, RDMAP_CONN_TX_STAGE,
+					 (uint32_t)len, &units);
+	uint8_t *dst = c->stage + off;
 	size_t i;
 
-	if (RDMAP_CONN_TX_STAGE - (c->stage_tail - c->stage_head) < skip + len)
+	if (RDMAP_CONN_TX_STAGE - (c->stage_tail - c->stage_head) < units)
 		return false;
-	dst = c->stage + (skip ? 0u : off);
 	sl->stage_mark = c->stage_tail;
-	sl->stage_units = skip + (uint32_t)len;
-	c->stage_tail += sl->stage_units;
+	sl->stage_units = units;
+	c->stage_tail += units;
 	for (i = 0; i < cnt; i++) {
 		memcpy(dst, c->stage_iov[i].iov_base, c->stage_iov[i].iov_len);
 		dst += c->stage_iov[i].iov_len;
