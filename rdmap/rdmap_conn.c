@@ -166,7 +166,7 @@ void conn_slots_release(struct rdmap_conn *c, uint32_t from)
 	uint32_t i;
 
 	for (i = from; i != c->slot_tail; i++) {
-		sl = &c->slots[i & (c->slot_cap - 1u)];
+		sl = conn_slot(c, i);
 		if (sl->mem_ref)
 			c->ops->mem_put(c->owner, sl->mem_ref);
 		sl->mem_ref = 0;
@@ -484,7 +484,7 @@ bool rdmap_conn_mem_revoke(struct rdmap_conn *c, uint32_t ref)
 	}
 	/* Read Response FPDUs that read from it (RFC 5040 §7: invalid STag) */
 	for (i = c->slot_head; i != c->slot_tail; i++)
-		if (c->slots[i & (c->slot_cap - 1u)].mem_ref == ref)
+		if (conn_slot(c, i)->mem_ref == ref)
 			sending = true;
 	if (sending) {
 		if (c->state == RDMAP_CONN_RUN)
@@ -495,7 +495,7 @@ bool rdmap_conn_mem_revoke(struct rdmap_conn *c, uint32_t ref)
 	if (c->cur.dst.ref == ref)
 		held = true;
 	for (i = c->slot_head; i != c->slot_tail; i++)
-		if (c->slots[i & (c->slot_cap - 1u)].mem_ref == ref)
+		if (conn_slot(c, i)->mem_ref == ref)
 			held = true;
 	return held;
 }

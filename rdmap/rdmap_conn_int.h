@@ -75,6 +75,13 @@ void conn_mem_put(struct rdmap_conn *c, struct rdmap_mem *m);
 void conn_rx_release(struct rdmap_conn *c);
 
 /* Gives back the references of framed FPDUs [from, slot_tail). */
+/* The slot of free-running index |i| (the ring's size in use, slot_cap). */
+static inline struct rdmap_slot *conn_slot(const struct rdmap_conn *c,
+					   uint32_t i)
+{
+	return &c->slots[i & (c->slot_cap - 1u)];
+}
+
 void conn_slots_release(struct rdmap_conn *c, uint32_t from);
 
 /* Runs the memory operations (bind, local invalidate) at the head of the

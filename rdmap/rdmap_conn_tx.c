@@ -14,8 +14,6 @@
 #include "rdmap/rdmap_conn_int.h"
 #include "util/tsan.h"
 
-#define SLOT_MASK (c->slot_cap - 1u)
-
 static uint32_t conn_slots_used(const struct rdmap_conn *c)
 {
 	return c->slot_tail - c->slot_head;
@@ -158,7 +156,7 @@ static struct rdmap_slot *conn_frame(struct rdmap_conn *c, const uint8_t *hdr,
 				     size_t hdr_len, const struct iovec *pay,
 				     size_t npay)
 {
-	struct rdmap_slot *sl = &c->slots[c->slot_tail & SLOT_MASK];
+	struct rdmap_slot *sl = conn_slot(c, c->slot_tail);
 	struct iovec ul[RDMAP_MAX_SGE + 1];
 	size_t n = 0, cnt = 0, i;
 	int rc;
@@ -418,7 +416,7 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 		 * octets, network order) first, then zeros
 		 * (docs/rdmap-ext.md) */
 		uint8_t imm[RDMAP_IMM_LEN] = {0};
-		uint8_t *inl = c->slots[c->slot_tail & SLOT_MASK].inl;
+		uint8_t *inl = conn_slot(c, c->slot_tail)->inl;
 
 		memcpy(imm, &w->imm_data, sizeof(w->imm_data));
 		memcpy(inl, imm + seg.offset, seg.len);
@@ -429,7 +427,7 @@ static bool conn_frame_sq(struct rdmap_conn *c)
 		/* the slot keeps its own copy: an FPDU the kernel is still
 		 * sending never reads the owner's WQE ring (which the QP's
 		 * destruction frees) */
-		uint8_t *inl = c->slots[c->slot_tail & SLOT_MASK].inl;
+		uint8_t *inl = conn_slot(c, c->slot_tail)->inl;
 
 		memcpy(inl, w->inline_data + seg.offset, seg.len);
 		pay[0].iov_base = inl;
@@ -609,7 +607,7 @@ static int conn_sq_local(struct rdmap_conn *c, uint32_t idx,
 		return 0;
 	}
 	if (c->slot_head != c->slot_tail) {
-		last = &c->slots[(c->slot_tail - 1) & SLOT_MASK];
+		last = conn_slot(c, c->slot_tail - 1u);
 		last->has_sq = true;
 		last->sq_done = idx + 1;
 	} else {
@@ -764,7 +762,7 @@ static void conn_rings_size_next(struct rdmap_conn *c)
 
 	if (c->slot_head == c->slot_tail)
 		return;
-	head = &c->slots[c->slot_head & SLOT_MASK];
+	head = conn_slot(c, c->slot_head);
 	ahead = c->mtx.pos - head->pos;
 	c->slot_cap_next =
 		ahead < (uint64_t)RDMAP_CONN_TX_SMALL_FPDU * conn_slots_used(c)
@@ -860,10 +858,10 @@ void conn_tx_drop_unsent(struct rdmap_conn *c)
 	if ((int32_t)(c->slot_tail - first) <= 0)
 		return;
 	conn_slots_release(c, first);
-	c->mtx.pos = c->slots[first & SLOT_MASK].pos;
-	c->iov_tail = c->slots[first & SLOT_MASK].iov_mark;
+	c->mtx.pos = conn_slot(c, first)->pos;
+	c->iov_tail = conn_slot(c, first)->iov_mark;
 	if (c->stage)
-		c->stage_tail = c->slots[first & SLOT_MASK].stage_mark;
+		c->stage_tail = conn_slot(c, first)->stage_mark;
 	c->slot_tail = first;
 	c->sq_active = false;
 	c->rs_active = false;
@@ -917,7 +915,7 @@ int rdmap_conn_tx_iov(struct rdmap_conn *c, struct iovec *iov, int cap)
 		conn_tx_drop_unsent(c);
 	conn_tx_fill(c);
 	for (s = c->slot_head; s != c->slot_tail && n < cap; s++) {
-		const struct rdmap_slot *sl = &c->slots[s & SLOT_MASK];
+		const struct rdmap_slot *sl = conn_slot(c, s);
 
 		for (i = 0; i < sl->niov && n < cap; i++) {
 			len = sl->iov[i].iov_len;
@@ -993,7 +991,7 @@ void rdmap_conn_tx_done(struct rdmap_conn *c, size_t n)
 
 	c->tx_busy = false;
 	while (n > 0 && c->slot_head != c->slot_tail) {
-		sl = &c->slots[c->slot_head & SLOT_MASK];
+		sl = conn_slot(c, c->slot_head);
 		rem = sl->wire_len - c->head_off;
 		if (n < rem) {
 			c->head_off += n;
