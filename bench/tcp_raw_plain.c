@@ -4,13 +4,17 @@
  *
  *   tcp_raw streams  -P N [-s SIZE] [-D SECS]  N connections in parallel
  *   tcp_raw msgrate  [-s 64] [-D SECS]         one record per send(2)
- *   tcp_raw pingpong [-s 8] [-n ITERS] [--procs]  blocking ping-pong
+ *   tcp_raw pingpong [-s 8] [-n ITERS] [--procs] [--cpus E,C]  blocking
+ *                                              ping-pong
  *   tcp_raw connrate -P N                      connect + accept rate
  *
  * All on 127.0.0.1, both ends in this process (one thread each; pingpong
  * --procs: the echo end in a child process, as iwarp_bw's two processes,
  * so that each round trip also switches address spaces when both ends
- * share a core). msgrate
+ * share a core; --cpus: the echo end runs on CPU E, the timing end on
+ * CPU C, so that a run's placement is chosen rather than the
+ * scheduler's, which makes the round trip bimodal: both ends on one CPU
+ * hand over without waking an idle CPU). msgrate
  * leaves TCP_NODELAY off (Nagle on, as an application that does not set
  * it): the kernel coalesces records, the sender makes one send() call per
  * record. streams and pingpong set TCP_NODELAY. CPU figures are getrusage
@@ -25,6 +29,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +52,22 @@ struct popts {
 	unsigned long conns;
 	const char *cc;
 	int json;
-	int procs; /* pingpong: the echo end in a child process */
+	int procs;		/* pingpong: the echo end in a child process */
+	int cpu_echo, cpu_time; /* pingpong --cpus: each end's CPU, or -1 */
 };
+
+/* Runs the calling thread on |cpu| (no-op for -1); Linux applies
+ * sched_setaffinity(0, ...) to the calling thread only. */
+static int pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET((size_t)cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+}
 
 static void raise_nofile(void)
 {
@@ -329,6 +348,7 @@ static void *pp_echo(void *arg)
 	unsigned long i;
 	double c0 = 0;
 
+	p->err = pin_self(p->o->cpu_echo);
 	for (i = 0; buf && i < p->o->iters + p->o->warm && !p->err; i++) {
 		if (i == p->o->warm)
 			c0 = cpu_now();
@@ -337,6 +357,8 @@ static void *pp_echo(void *arg)
 			p->err = xfer(p->fd, buf, p->o->size, 1);
 	}
 	p->cpu = cpu_now() - c0;
+	if (p->err) /* the timing end would wait for an echo forever */
+		shutdown(p->fd, SHUT_RDWR);
 	free(buf);
 	return NULL;
 }
@@ -396,6 +418,7 @@ static int run_pingpong(const struct popts *o)
 	} else {
 		pthread_create(&th, NULL, pp_echo, &echo);
 	}
+	r = pin_self(o->cpu_time);
 	for (i = 0; i < o->warm + n && !r; i++) {
 		if (i == o->warm) {
 			c0 = cpu_now();
@@ -410,6 +433,8 @@ static int run_pingpong(const struct popts *o)
 	}
 	c1 = cpu_now();
 	w1 = (double)now_ns();
+	if (r) /* the echo end would wait for a message forever */
+		shutdown(c, SHUT_RDWR);
 	if (o->procs) {
 		/* the child's own figures; RUSAGE_SELF above was this end's */
 		if (read(pfd[0], &echo, sizeof(echo)) != (ssize_t)sizeof(echo))
@@ -487,13 +512,16 @@ int tcp_raw_plain(int argc, char **argv)
 		{"cc", required_argument, NULL, 'c'},
 		{"json", no_argument, NULL, 'j'},
 		{"procs", no_argument, NULL, 'F'},
+		{"cpus", required_argument, NULL, 'C'},
 		{NULL, 0, NULL, 0},
 	};
 	struct popts o = {.mode = argv[1],
 			  .seconds = 1.5,
 			  .iters = 10000,
 			  .warm = 200,
-			  .conns = 1};
+			  .conns = 1,
+			  .cpu_echo = -1,
+			  .cpu_time = -1};
 	int ch;
 
 	optind = 2;
@@ -519,6 +547,12 @@ int tcp_raw_plain(int argc, char **argv)
 			break;
 		case 'F':
 			o.procs = 1;
+			break;
+		case 'C':
+			if (sscanf(optarg, "%d,%d", &o.cpu_echo, &o.cpu_time) !=
+				    2 ||
+			    o.cpu_echo < 0 || o.cpu_time < 0)
+				return 1;
 			break;
 		default:
 			return 1;
