@@ -46,10 +46,13 @@
 #ifndef ENGINE_DRIVE_GRACE_NS
 #define ENGINE_DRIVE_GRACE_NS 200000u
 #endif
-/* The timer that ends the grace period wakes the progress thread; when it
- * finds a driver in again (a thread that waits for every message), the
- * period doubles up to this, so such a thread costs the progress thread a
- * few hundred wake-ups a second at most; a hand-back resets it. */
+/* The timer that ends the grace period wakes the progress thread. A
+ * driver that comes back while it is pending pushes it out
+ * (engine_drive_begin), and a timer that still finds a driver in (one
+ * asleep in its wait since before the push was due) did so for nothing:
+ * either way the period doubles up to this, so a thread that waits for
+ * every message costs a timer system call per period and no wake-ups;
+ * a hand-back resets it. */
 #define ENGINE_DRIVE_GRACE_MAX_NS (16u * ENGINE_DRIVE_GRACE_NS)
 
 /* The engine whose loop the current thread runs (NULL: none). */
@@ -693,10 +696,43 @@ static void engine_tfd_arm(struct engine *eng, uint64_t ns)
 {
 	struct itimerspec its;
 
+	atomic_store(&eng->tfd_due_ns, engine_now_ns() + ns);
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = (time_t)(ns / 1000000000u);
 	its.it_value.tv_nsec = (long)(ns % 1000000000u);
 	(void)timerfd_settime(eng->tfd, 0, &its, NULL);
+}
+
+bool engine_tfd_push_due(uint64_t now, uint64_t due, uint64_t grace)
+{
+	return due < now + grace / 2;
+}
+
+/*
+ * A driver is back while the hand-back timer its predecessor armed is
+ * pending: if that timer fires within half the grace period, move it a
+ * (doubled) grace period out. A thread that waits for every message then
+ * pushes the timer once per grace period from its own wait, without a
+ * context switch, where letting it fire would wake the progress thread
+ * once per grace period (into a CPU the round trip may be running on) to
+ * find the driver in. When the driver leaves for good the timer still
+ * fires one grace period at most after its last push.
+ */
+static void engine_tfd_push(struct engine *eng)
+{
+	uint64_t grace;
+
+	if (!atomic_load(&eng->tfd_armed))
+		return;
+	grace = atomic_load(&eng->grace_ns);
+	if (!engine_tfd_push_due(engine_now_ns(), atomic_load(&eng->tfd_due_ns),
+				 grace))
+		return;
+	if (grace < ENGINE_DRIVE_GRACE_MAX_NS) {
+		grace *= 2;
+		atomic_store(&eng->grace_ns, grace);
+	}
+	engine_tfd_arm(eng, grace);
 }
 
 int engine_drive_begin(struct engine *eng)
@@ -705,6 +741,7 @@ int engine_drive_begin(struct engine *eng)
 		return -EOPNOTSUPP;
 	if (atomic_exchange(&eng->driver, true))
 		return -EBUSY;
+	engine_tfd_push(eng);
 	/* the progress thread stops watching the sockets (if it took them
 	 * back): their edges wake the driver alone */
 	pthread_mutex_lock(&eng->ps_lock);
@@ -1103,6 +1140,7 @@ struct engine *engine_create(const struct engine_attr *attr)
 	eng->direct = attr->direct_io && eng->mode != ENGINE_MODE_INLINE;
 	atomic_init(&eng->driver, false);
 	atomic_init(&eng->tfd_armed, false);
+	atomic_init(&eng->tfd_due_ns, 0);
 	atomic_init(&eng->drive_end_ns, 0);
 	atomic_init(&eng->grace_ns, ENGINE_DRIVE_GRACE_NS);
 	pthread_mutex_init(&eng->ps_lock, NULL);

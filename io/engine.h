@@ -187,6 +187,13 @@ int engine_drive_watch(struct engine *eng, int fd);
 int engine_drive_wait(struct engine *eng);
 void engine_drive_end(struct engine *eng);
 
+/*
+ * The hand-back timer's push policy (engine_drive_begin): true when a
+ * timer due at |due| should be moved out by a driver arriving at |now|,
+ * with a grace period of |grace| (all in ns, CLOCK_MONOTONIC). Pure.
+ */
+bool engine_tfd_push_due(uint64_t now, uint64_t due, uint64_t grace);
+
 /* True when the engine's plain sockets use direct I/O. Any thread. */
 bool engine_direct(const struct engine *eng);
 

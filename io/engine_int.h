@@ -94,11 +94,14 @@ struct engine {
 	 * period (its next wait usually comes sooner): |tfd| (in |psfd|)
 	 * then hands them back to the progress thread. |ps_lock| guards
 	 * |ps_sockets| (|epfd| is in |psfd|); |tfd_armed| keeps one arm
-	 * pending at most, |drive_end_ns| is when the last driver left. */
+	 * pending at most, |tfd_due_ns| is when that arm fires (a hint for
+	 * engine_drive_begin's push), |drive_end_ns| is when the last
+	 * driver left. */
 	int tfd;
 	pthread_mutex_t ps_lock;
 	atomic_bool ps_sockets;
 	atomic_bool tfd_armed;
+	_Atomic uint64_t tfd_due_ns;
 	_Atomic uint64_t drive_end_ns;
 	_Atomic uint64_t grace_ns; /* the grace period now */
 

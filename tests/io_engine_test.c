@@ -1313,6 +1313,58 @@ START_TEST(test_direct_drive)
 }
 END_TEST
 
+/*
+ * The hand-back timer's push policy: a driver moves the pending timer
+ * out only when it fires within half the grace period (or has already
+ * fired, unhandled), so that the push costs one system call per period.
+ */
+START_TEST(test_tfd_push_due)
+{
+	const uint64_t g = 200000, now = 5000000000u;
+
+	ck_assert(!engine_tfd_push_due(now, now + g, g));
+	ck_assert(!engine_tfd_push_due(now, now + g / 2, g));
+	ck_assert(engine_tfd_push_due(now, now + g / 2 - 1, g));
+	ck_assert(engine_tfd_push_due(now, now, g));
+	ck_assert(engine_tfd_push_due(now, now - g, g)); /* already due */
+	ck_assert(!engine_tfd_push_due(now, now + 3 * g, 4 * g));
+	ck_assert(engine_tfd_push_due(now, now + g, 4 * g));
+}
+END_TEST
+
+/*
+ * A driver that keeps coming back while the hand-back timer is pending
+ * pushes it out; once the driver is gone for good the progress thread
+ * still takes the sockets back and reads what arrives. Each drive lasts
+ * longer than half the base grace period, so the pushes happen whatever
+ * the scheduling (or the timer fired, finding a driver or not: the
+ * hand-back must work after any mix).
+ */
+START_TEST(test_direct_drive_push)
+{
+	long mem0 = iw_mem_outstanding();
+	static struct drv d;
+	int sp[2], i;
+
+	drv_setup(&d, modes[_i], sp);
+	for (i = 0; i < 12; i++) {
+		ck_assert_int_ge(engine_drive_begin(d.eng), 0);
+		engine_drive_pass(d.eng, false);
+		usleep(150);
+		engine_drive_end(d.eng);
+	}
+	ck_assert_int_eq(write(sp[1], "world", 5), 5);
+	ck_assert(drv_wait_total(&d, 6));
+	ck_assert(!pthread_equal(d.reader, pthread_self()));
+
+	ck_assert_int_eq(engine_call_sync(d.eng, drv_close, &d), 0);
+	close(sp[1]);
+	engine_destroy(d.eng);
+	g_direct = false;
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+END_TEST
+
 static void *efd_poke(void *arg)
 {
 	uint64_t one = 1;
@@ -1653,6 +1705,8 @@ static Suite *io_engine_suite(void)
 	tcase_add_loop_test(tc, test_tcp_shutdown_orderly, 0, 3);
 	tcase_add_loop_test(tc, test_connect_cancel_and_leftovers, 0, 3);
 	tcase_add_loop_test(tc, test_direct_drive, 0, 3);
+	tcase_add_test(tc, test_tfd_push_due);
+	tcase_add_loop_test(tc, test_direct_drive_push, 0, 3);
 	tcase_add_test(tc, test_direct_assist);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("direct_api");
