@@ -1262,6 +1262,17 @@ static void drv_setup(struct drv *d, enum engine_mode mode, int sp[2])
 	ck_assert(drv_wait_total(d, 1));
 }
 
+/* Undoes drv_setup and checks that nothing of the library's memory is
+ * left beyond |mem0| (iw_mem_outstanding before the setup). */
+static void drv_teardown(struct drv *d, int sp[2], long mem0)
+{
+	ck_assert_int_eq(engine_call_sync(d->eng, drv_close, d), 0);
+	close(sp[1]);
+	engine_destroy(d->eng);
+	g_direct = false;
+	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+}
+
 /*
  * While a thread drives, the bytes that arrive are read by that thread
  * (not by the progress thread, which would then have to wake it); once it
@@ -1305,11 +1316,7 @@ START_TEST(test_direct_drive)
 	ck_assert_int_ge(engine_drive_begin(d.eng), 0);
 	engine_drive_end(d.eng);
 
-	ck_assert_int_eq(engine_call_sync(d.eng, drv_close, &d), 0);
-	close(sp[1]);
-	engine_destroy(d.eng);
-	g_direct = false;
-	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+	drv_teardown(&d, sp, mem0);
 }
 END_TEST
 
@@ -1357,11 +1364,7 @@ START_TEST(test_direct_drive_push)
 	ck_assert(drv_wait_total(&d, 6));
 	ck_assert(!pthread_equal(d.reader, pthread_self()));
 
-	ck_assert_int_eq(engine_call_sync(d.eng, drv_close, &d), 0);
-	close(sp[1]);
-	engine_destroy(d.eng);
-	g_direct = false;
-	ck_assert_int_eq(iw_mem_outstanding(), mem0);
+	drv_teardown(&d, sp, mem0);
 }
 END_TEST
 
