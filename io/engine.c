@@ -703,6 +703,16 @@ static void engine_tfd_arm(struct engine *eng, uint64_t ns)
 	(void)timerfd_settime(eng->tfd, 0, &its, NULL);
 }
 
+/* Doubles the grace period up to its bound; returns the new period. */
+static uint64_t engine_grace_double(struct engine *eng, uint64_t grace)
+{
+	if (grace < ENGINE_DRIVE_GRACE_MAX_NS) {
+		grace *= 2;
+		atomic_store(&eng->grace_ns, grace);
+	}
+	return grace;
+}
+
 bool engine_tfd_push_due(uint64_t now, uint64_t due, uint64_t grace)
 {
 	return due < now + grace / 2;
@@ -728,11 +738,7 @@ static void engine_tfd_push(struct engine *eng)
 	if (!engine_tfd_push_due(engine_now_ns(), atomic_load(&eng->tfd_due_ns),
 				 grace))
 		return;
-	if (grace < ENGINE_DRIVE_GRACE_MAX_NS) {
-		grace *= 2;
-		atomic_store(&eng->grace_ns, grace);
-	}
-	engine_tfd_arm(eng, grace);
+	engine_tfd_arm(eng, engine_grace_double(eng, grace));
 }
 
 int engine_drive_begin(struct engine *eng)
@@ -825,8 +831,7 @@ static void engine_take_sockets(struct engine *eng)
 	grace = atomic_load(&eng->grace_ns);
 	if (atomic_load(&eng->driver)) {
 		/* woken for nothing: wait longer next time */
-		if (grace < ENGINE_DRIVE_GRACE_MAX_NS)
-			atomic_store(&eng->grace_ns, 2 * grace);
+		(void)engine_grace_double(eng, grace);
 		return;
 	}
 	since = engine_now_ns() - atomic_load(&eng->drive_end_ns);
