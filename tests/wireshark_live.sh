@@ -28,8 +28,11 @@
 #    each FPDU starts; tshark gives each segment's sequence number and
 #    length), all the strict checks apply, markers included;
 #  - otherwise tshark can only be held to: no Bad CRC32 where an FPDU is
-#    alone in its segment (in shared segments it may misframe and print a
-#    Bad CRC32 for bytes that are no FPDU), nothing malformed,
+#    alone in its segment and no shared segment came before it in its
+#    direction (in shared segments it may misframe and print a Bad CRC32
+#    for bytes that are no FPDU, and it stays out of step for the rest of
+#    that direction: seen when the RTR Write and the first Send shared a
+#    segment), nothing malformed,
 #    no unexpected expert item, M=1 both ways, and no more FPDUs than
 #    iwarp_decode found; iwarp_decode does the full validation (CRC,
 #    every marker, DDP/RDMAP) and its message counts must be exact.
@@ -407,11 +410,21 @@ END {
 		# alone in its segment: starts it (relative seq 1 = offset 0)
 		# and fills it (length + ULPDU + pad + CRC + markers)
 		w = 2 + uul[u] + (4 - (2 + uul[u]) % 4) % 4 + 4 + 4 * umk[u]
-		if (seqof[ufr[u]] - 1 != uoff[u] || lenof[ufr[u]] != w)
+		if (seqof[ufr[u]] - 1 != uoff[u] || lenof[ufr[u]] != w) {
 			shared[o]++
-		else
+			if (!(k in firstsh) || ufr[u] + 0 < firstsh[k] + 0)
+				firstsh[k] = ufr[u] + 0
+		} else {
 			alone[ufr[u]] = 1
+			alonek[ufr[u]] = k
+		}
 	}
+	# once tshark misframed a shared segment it stays out of step for
+	# the rest of that direction: a later lone FPDU may show a Bad CRC32
+	# for bytes it framed wrongly (iwarp_decode still checks every CRC)
+	for (f in alone)
+		if ((alonek[f] in firstsh) && f + 0 > firstsh[alonek[f]])
+			delete alone[f]
 	for (f in badfr) {
 		if (!markers || (f in alone))
 			fail("frame " f ": Bad CRC32 on an FPDU alone in its TCP segment")
