@@ -2167,6 +2167,88 @@ START_TEST(test_concurrent_post_poll)
 }
 END_TEST
 
+/*
+ * A completion frees its WQE's slot before its CQE can be polled: the
+ * engine completes under sq_lock, not qp->lock, so posting goes on
+ * meanwhile, and with the SQ full a consumer that polled one CQE must be
+ * able to post one WR at once (perftest keeps its SQ full this way). The
+ * completer takes whole full queues, so the poster polls amid a batch: a
+ * completion that moved sq_tail only after pushing the batch's CQEs fails
+ * here with -ENOMEM (checked); the per-entry order is too quick a window
+ * to catch this way.
+ */
+struct slot_run {
+	struct iwarp_qp *qp;
+	bool stop; /* atomic */
+};
+
+static void *slot_completer(void *arg)
+{
+	struct slot_run *r = arg;
+	struct iw_qp *qp = qp_from_pub(r->qp);
+	uint32_t head;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		/* only a full SQ (or the last WRs): every post of the poster
+		 * needs a slot that this batch frees */
+		head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
+		if (head - __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) ==
+			    qp->cap.max_send_wr ||
+		    head == CONC_N)
+			qp_sq_complete(qp, head, IWARP_WC_SUCCESS);
+		else
+			sched_yield(); /* two spinners may share one core */
+	}
+	return NULL;
+}
+
+START_TEST(test_cqe_frees_slot)
+{
+	struct iwarp_send_wr wr, *bad;
+	struct iwarp_wc wc[16];
+	struct slot_run r;
+	uint32_t posted = 0, polled = 0;
+	pthread_t th;
+	struct fx f;
+	int n, i;
+
+	mem_begin();
+	fx_open(&f, 128, 4, 0); /* a batch long enough to poll amid */
+	qp_to_rts(f.qp);
+	send_wr_init(&wr, NULL, 0, IWARP_WR_SEND, IWARP_SEND_SIGNALED);
+	for (;;) {
+		wr.wr_id = posted;
+		n = iwarp_post_send(f.qp, &wr, &bad);
+		if (n == -ENOMEM)
+			break;
+		ck_assert_int_eq(n, 0);
+		posted++;
+	}
+	ck_assert_uint_eq(posted, 128);
+	r.qp = f.qp;
+	r.stop = false;
+	ck_assert_int_eq(pthread_create(&th, NULL, slot_completer, &r), 0);
+	while (polled < CONC_N) {
+		n = iwarp_poll_cq(f.scq, 16, wc);
+		ck_assert_int_ge(n, 0);
+		for (i = 0; i < n; i++, polled++) {
+			ck_assert_uint_eq(wc[i].wr_id, polled);
+			if (posted == CONC_N)
+				continue;
+			wr.wr_id = posted;
+			ck_assert_int_eq(iwarp_post_send(f.qp, &wr, &bad), 0);
+			posted++;
+		}
+		if (!n)
+			sched_yield();
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	fx_close(&f);
+	mem_end();
+}
+END_TEST
+
 static Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -2213,6 +2295,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, test_set_error_term);
 	tcase_add_test(tc, test_srq);
 	tcase_add_test(tc, test_concurrent_post_poll);
+	tcase_add_test(tc, test_cqe_frees_slot);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

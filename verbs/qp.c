@@ -100,6 +100,7 @@ IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd,
 			goto err_free;
 	}
 	pthread_mutex_init(&qp->lock, NULL);
+	pthread_mutex_init(&qp->sq_lock, NULL);
 	qp->cap = cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	qp->pub.context = ctx;
@@ -174,6 +175,7 @@ IWARP_EXPORT int iwarp_destroy_qp(struct iwarp_qp *pub)
 	if (pub->srq)
 		__atomic_sub_fetch(&srq_from_pub(pub->srq)->refs, 1,
 				   __ATOMIC_RELEASE);
+	pthread_mutex_destroy(&qp->sq_lock);
 	pthread_mutex_destroy(&qp->lock);
 	iw_free(qp->sq);
 	iw_free(qp->rq);
@@ -246,9 +248,11 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 		pthread_mutex_lock(&qp->lock);
 		/* ibverbs: RESET discards outstanding WRs without completions
 		 */
+		pthread_mutex_lock(&qp->sq_lock);
 		__atomic_store_n(&qp->sq_head, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sq_next, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sq_tail, 0, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&qp->sq_lock);
 		qp->rq_head = qp->rq_tail = 0;
 		qp->term_valid = false;
 		qp->term_received = false;
@@ -271,8 +275,12 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 		qp->ord = attr->max_rd_atomic;
 	if (attr_mask & IWARP_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
+	/* under sq_lock too: either this sees the queue drained or the
+	 * completion that drains it sees SQD (qp_sq_complete_rc), not both */
+	pthread_mutex_lock(&qp->sq_lock);
 	__atomic_store_n(&pub->state, next, __ATOMIC_RELEASE);
 	drained = qp->sq_tail == qp->sq_head;
+	pthread_mutex_unlock(&qp->sq_lock);
 	pthread_mutex_unlock(&qp->lock);
 	if (next == IWARP_QPS_SQD && cur != IWARP_QPS_SQD) {
 		engine_qp_state_change(qp, IWARP_QPS_SQD);
@@ -307,7 +315,8 @@ IWARP_EXPORT int iwarp_query_qp(struct iwarp_qp *pub,
 	attr->max_rd_atomic = qp->ord;
 	attr->max_dest_rd_atomic = qp->ird;
 	attr->sq_draining =
-		pub->state == IWARP_QPS_SQD && qp->sq_tail != qp->sq_head;
+		pub->state == IWARP_QPS_SQD &&
+		__atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) != qp->sq_head;
 	pthread_mutex_unlock(&qp->lock);
 	init_attr->qp_context = pub->qp_context;
 	init_attr->send_cq = pub->send_cq;

@@ -3,8 +3,8 @@
  * completion, and the move to ERR with flushing (ibverbs semantics: every
  * outstanding WR completes with IWARP_WC_WR_FLUSH_ERR, in posting order).
  *
- * Lock order: qp->lock, then a CQ's spinlock; channel and context locks are
- * only taken after the CQ lock is released (in cq_push).
+ * Lock order: qp->lock, then qp->sq_lock, then a CQ's spinlock; channel and
+ * context locks are only taken after the CQ lock is released (in cq_push).
  *
  * CQ overflow (ibverbs semantics): a completion that does not fit is lost,
  * the CQ raises IWARP_EVENT_CQ_ERR once (cq.c) and every QP that tried to
@@ -54,36 +54,45 @@ int qp_sq_complete_rc(struct iw_qp *qp, uint32_t upto,
 {
 	struct iwarp_wc wc;
 	struct iw_wqe *w;
-	bool drained, completed;
+	bool drained, completed, signaled;
+	uint32_t head;
 	int32_t n;
 	int rc = 0;
 
-	pthread_mutex_lock(&qp->lock);
-	if ((int32_t)(upto - qp->sq_head) > 0)
-		upto = qp->sq_head;
+	/* sq_lock, not qp->lock: posting goes on meanwhile (verbs.h) */
+	pthread_mutex_lock(&qp->sq_lock);
+	head = __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE);
+	if ((int32_t)(upto - head) > 0)
+		upto = head;
 	n = (int32_t)(upto - qp->sq_tail);
 	completed = n > 0;
-	for (; n > 0; n--, __atomic_store_n(&qp->sq_tail, qp->sq_tail + 1,
-					    __ATOMIC_RELEASE)) {
+	for (; n > 0; n--) {
 		w = qp_sq_wqe(qp, qp->sq_tail);
-		if (status == IWARP_WC_SUCCESS &&
-		    !(w->send_flags & IWARP_SEND_SIGNALED))
-			continue;
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = w->wr_id;
-		wc.status = status;
-		wc.opcode = qp_wc_opcode(w->opcode);
-		wc.byte_len = w->total_len;
-		wc.qp_num = qp->pub.qp_num;
-		if (cq_push(cq_from_pub(qp->pub.send_cq), &wc,
-			    status != IWARP_WC_SUCCESS) == -ENOSPC)
+		signaled = status != IWARP_WC_SUCCESS ||
+			   (w->send_flags & IWARP_SEND_SIGNALED);
+		if (signaled) {
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = w->wr_id;
+			wc.status = status;
+			wc.opcode = qp_wc_opcode(w->opcode);
+			wc.byte_len = w->total_len;
+			wc.qp_num = qp->pub.qp_num;
+		}
+		/* the slot is free before its CQE can be polled; a poster
+		 * may reuse it from here on */
+		__atomic_store_n(&qp->sq_tail, qp->sq_tail + 1,
+				 __ATOMIC_RELEASE);
+		if (signaled && cq_push(cq_from_pub(qp->pub.send_cq), &wc,
+					status != IWARP_WC_SUCCESS) == -ENOSPC)
 			rc = -ENOSPC;
 	}
 	if ((int32_t)(qp->sq_next - qp->sq_tail) < 0)
 		__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
-	drained = completed && qp->pub.state == IWARP_QPS_SQD &&
-		  qp->sq_tail == qp->sq_head;
-	pthread_mutex_unlock(&qp->lock);
+	drained = completed &&
+		  __atomic_load_n(&qp->pub.state, __ATOMIC_ACQUIRE) ==
+			  IWARP_QPS_SQD &&
+		  qp->sq_tail == head;
+	pthread_mutex_unlock(&qp->sq_lock);
 	if (drained)
 		qp_event(qp, IWARP_EVENT_SQ_DRAINED, NULL);
 	return rc;
@@ -131,6 +140,7 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 	memset(&wc, 0, sizeof(wc));
 	wc.status = IWARP_WC_WR_FLUSH_ERR;
 	wc.qp_num = qp->pub.qp_num;
+	pthread_mutex_lock(&qp->sq_lock);
 	for (; qp->sq_tail != qp->sq_head; __atomic_store_n(
 		     &qp->sq_tail, qp->sq_tail + 1, __ATOMIC_RELEASE)) {
 		w = qp_sq_wqe(qp, qp->sq_tail);
@@ -140,6 +150,7 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 			rc = -ENOSPC;
 	}
 	__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&qp->sq_lock);
 	wc.opcode = IWARP_WC_RECV;
 	for (; !qp->pub.srq && qp->rq_tail != qp->rq_head; qp->rq_tail++) {
 		wc.wr_id = qp_rq_rqe(qp, qp->rq_tail)->wr_id;

@@ -146,9 +146,9 @@ static int ops_sq_fail_one(void *owner, enum iwarp_wc_status status,
 
 	if (!qp)
 		return 0;
-	pthread_mutex_lock(&qp->lock);
-	if (qp->sq_tail == qp->sq_head) {
-		pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_lock(&qp->sq_lock);
+	if (qp->sq_tail == __atomic_load_n(&qp->sq_head, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&qp->sq_lock);
 		return 0;
 	}
 	w = qp_sq_wqe(qp, qp->sq_tail);
@@ -161,7 +161,7 @@ static int ops_sq_fail_one(void *owner, enum iwarp_wc_status status,
 	__atomic_store_n(&qp->sq_tail, qp->sq_tail + 1, __ATOMIC_RELEASE);
 	if ((int32_t)(qp->sq_next - qp->sq_tail) < 0)
 		__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&qp->lock);
+	pthread_mutex_unlock(&qp->sq_lock);
 	return cq_push(cq_from_pub(qp->pub.send_cq), &wc, true);
 }
 

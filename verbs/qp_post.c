@@ -252,7 +252,9 @@ int qp_post_send(struct iwarp_qp *pub, struct iwarp_send_wr *wr,
 				break;
 			continue;
 		}
-		if (qp->sq_head - qp->sq_tail >= qp->cap.max_send_wr) {
+		if (qp->sq_head -
+			    __atomic_load_n(&qp->sq_tail, __ATOMIC_ACQUIRE) >=
+		    qp->cap.max_send_wr) {
 			err = -ENOMEM;
 			break;
 		}

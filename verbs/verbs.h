@@ -397,6 +397,13 @@ struct iw_qp {
 	struct iwarp_qp pub;
 	pthread_mutex_t
 		lock; /* state, sq/rq indices (short critical sections) */
+	/* The send queue's consumer side: sq_tail advances (completions,
+	 * flushes) under sq_lock, taken after |lock| where both are held. A
+	 * poster (|lock|) and the engine completing Writes (sq_lock) thus never
+	 * wait for each other; the poster reads sq_tail with an acquire load,
+	 * and a completion moves sq_tail past a WQE before its CQE is pushed,
+	 * so a thread that polled the CQE finds the slot free. */
+	pthread_mutex_t sq_lock;
 	struct iwarp_qp_cap cap;
 	bool sq_sig_all;
 	/* send queue ring: [sq_tail, sq_head) posted, not yet completed;
