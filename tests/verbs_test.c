@@ -2249,6 +2249,80 @@ START_TEST(test_cqe_frees_slot)
 }
 END_TEST
 
+/*
+ * The engine takes receives under rq_lock while the application posts
+ * under qp->lock: with the RQ kept full, every receive comes out once, in
+ * order and whole (its length was posted with it), and a poster never
+ * overwrites a slot the taker is still copying.
+ */
+struct rq_run {
+	struct iwarp_qp *qp;
+	uint32_t taken; /* atomic */
+	uint32_t bad;	/* receives out of order or torn */
+};
+
+static void *rq_taker(void *arg)
+{
+	struct rq_run *r = arg;
+	struct iw_qp *qp = qp_from_pub(r->qp);
+	struct iw_rqe e;
+	uint32_t n = 0;
+
+	while (n < CONC_N) {
+		if (qp_rq_pop(qp, &e)) {
+			sched_yield(); /* two spinners may share one core */
+			continue;
+		}
+		if (e.wr_id != n || e.num_sge != 1 ||
+		    e.sge[0].length != 1 + n % 4096 ||
+		    e.total_len != 1 + n % 4096)
+			r->bad++;
+		n++;
+		__atomic_store_n(&r->taken, n, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_post_recv)
+{
+	struct iwarp_recv_wr rw, *bad;
+	struct iwarp_sge sge;
+	struct rq_run r;
+	uint32_t posted = 0;
+	pthread_t th;
+	struct fx f;
+	int rc;
+
+	mem_begin();
+	fx_open(&f, 4, 64, 0);
+	qp_to_rts(f.qp);
+	memset(&rw, 0, sizeof(rw));
+	memset(&sge, 0, sizeof(sge));
+	rw.sg_list = &sge;
+	rw.num_sge = 1;
+	r.qp = f.qp;
+	r.taken = 0;
+	r.bad = 0;
+	ck_assert_int_eq(pthread_create(&th, NULL, rq_taker, &r), 0);
+	while (posted < CONC_N) {
+		rw.wr_id = posted;
+		sge.length = 1 + posted % 4096;
+		rc = iwarp_post_recv(f.qp, &rw, &bad);
+		if (rc == -ENOMEM) {
+			sched_yield();
+			continue;
+		}
+		ck_assert_int_eq(rc, 0);
+		posted++;
+	}
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_uint_eq(__atomic_load_n(&r.taken, __ATOMIC_ACQUIRE), CONC_N);
+	ck_assert_uint_eq(r.bad, 0);
+	fx_close(&f);
+	mem_end();
+}
+END_TEST
+
 static Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -2296,6 +2370,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, test_srq);
 	tcase_add_test(tc, test_concurrent_post_poll);
 	tcase_add_test(tc, test_cqe_frees_slot);
+	tcase_add_test(tc, test_concurrent_post_recv);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

@@ -101,6 +101,7 @@ IWARP_EXPORT struct iwarp_qp *iwarp_create_qp(struct iwarp_pd *pd,
 	}
 	pthread_mutex_init(&qp->lock, NULL);
 	pthread_mutex_init(&qp->sq_lock, NULL);
+	pthread_mutex_init(&qp->rq_lock, NULL);
 	qp->cap = cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	qp->pub.context = ctx;
@@ -175,6 +176,7 @@ IWARP_EXPORT int iwarp_destroy_qp(struct iwarp_qp *pub)
 	if (pub->srq)
 		__atomic_sub_fetch(&srq_from_pub(pub->srq)->refs, 1,
 				   __ATOMIC_RELEASE);
+	pthread_mutex_destroy(&qp->rq_lock);
 	pthread_mutex_destroy(&qp->sq_lock);
 	pthread_mutex_destroy(&qp->lock);
 	iw_free(qp->sq);
@@ -253,7 +255,10 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 		__atomic_store_n(&qp->sq_next, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->sq_tail, 0, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&qp->sq_lock);
-		qp->rq_head = qp->rq_tail = 0;
+		pthread_mutex_lock(&qp->rq_lock);
+		__atomic_store_n(&qp->rq_head, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->rq_tail, 0, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&qp->rq_lock);
 		qp->term_valid = false;
 		qp->term_received = false;
 		memset(&qp->term, 0, sizeof(qp->term));

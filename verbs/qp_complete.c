@@ -3,8 +3,9 @@
  * completion, and the move to ERR with flushing (ibverbs semantics: every
  * outstanding WR completes with IWARP_WC_WR_FLUSH_ERR, in posting order).
  *
- * Lock order: qp->lock, then qp->sq_lock, then a CQ's spinlock; channel and
- * context locks are only taken after the CQ lock is released (in cq_push).
+ * Lock order: qp->lock, then qp->sq_lock or qp->rq_lock, then a CQ's
+ * spinlock; channel and context locks are only taken after the CQ lock is
+ * released (in cq_push).
  *
  * CQ overflow (ibverbs semantics): a completion that does not fit is lost,
  * the CQ raises IWARP_EVENT_CQ_ERR once (cq.c) and every QP that tried to
@@ -23,14 +24,16 @@ int qp_rq_pop(struct iw_qp *qp, struct iw_rqe *out)
 {
 	if (qp->pub.srq)
 		return srq_pop(srq_from_pub(qp->pub.srq), out);
-	pthread_mutex_lock(&qp->lock);
-	if (qp->rq_tail == qp->rq_head) {
-		pthread_mutex_unlock(&qp->lock);
+	/* rq_lock, not qp->lock: posting goes on meanwhile (verbs.h) */
+	pthread_mutex_lock(&qp->rq_lock);
+	if (qp->rq_tail == __atomic_load_n(&qp->rq_head, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&qp->rq_lock);
 		return -ENOENT;
 	}
 	*out = *qp_rq_rqe(qp, qp->rq_tail);
-	qp->rq_tail++;
-	pthread_mutex_unlock(&qp->lock);
+	/* the slot is the poster's again once the entry is copied out */
+	__atomic_store_n(&qp->rq_tail, qp->rq_tail + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&qp->rq_lock);
 	return 0;
 }
 
@@ -152,11 +155,14 @@ int qp_set_error_rc(struct iw_qp *qp, const struct iwarp_term_cause *term,
 	__atomic_store_n(&qp->sq_next, qp->sq_tail, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&qp->sq_lock);
 	wc.opcode = IWARP_WC_RECV;
-	for (; !qp->pub.srq && qp->rq_tail != qp->rq_head; qp->rq_tail++) {
+	pthread_mutex_lock(&qp->rq_lock);
+	for (; !qp->pub.srq && qp->rq_tail != qp->rq_head; __atomic_store_n(
+		     &qp->rq_tail, qp->rq_tail + 1, __ATOMIC_RELEASE)) {
 		wc.wr_id = qp_rq_rqe(qp, qp->rq_tail)->wr_id;
 		if (cq_push(cq_from_pub(qp->pub.recv_cq), &wc, true) == -ENOSPC)
 			rc = -ENOSPC;
 	}
+	pthread_mutex_unlock(&qp->rq_lock);
 	pthread_mutex_unlock(&qp->lock);
 	if (!async || was_err)
 		return rc;

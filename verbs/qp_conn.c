@@ -254,7 +254,7 @@ static int ops_rx_wait(void *owner, bool wait)
 	    conn->io->rx_wait(conn->io_arg, true))
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&qp->lock);
-	if (qp->rq_head != qp->rq_tail)
+	if (qp->rq_head != __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE))
 		posted = true;
 	else
 		qp->rx_wait = true;

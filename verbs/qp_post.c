@@ -298,7 +298,9 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub, struct iwarp_recv_wr *wr,
 				break;
 			continue;
 		}
-		if (qp->rq_head - qp->rq_tail >= qp->cap.max_recv_wr) {
+		if (qp->rq_head -
+			    __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE) >=
+		    qp->cap.max_recv_wr) {
 			err = -ENOMEM;
 			break;
 		}
@@ -310,7 +312,8 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub, struct iwarp_recv_wr *wr,
 				 __ATOMIC_RELEASE);
 	}
 	/* a Send waits for this receive (verbs/qp_conn.c ops_rx_wait) */
-	kick = qp->rx_wait && qp->rq_head != qp->rq_tail;
+	kick = qp->rx_wait &&
+	       qp->rq_head != __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&qp->lock);
 	if (kick)
 		engine_qp_kick(qp);

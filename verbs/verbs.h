@@ -404,6 +404,10 @@ struct iw_qp {
 	 * and a completion moves sq_tail past a WQE before its CQE is pushed,
 	 * so a thread that polled the CQE finds the slot free. */
 	pthread_mutex_t sq_lock;
+	/* The same for the receive queue: rq_tail advances (the engine taking
+	 * a receive, flushes) under rq_lock, and iwarp_post_recv (|lock|)
+	 * reads it with an acquire load. */
+	pthread_mutex_t rq_lock;
 	struct iwarp_qp_cap cap;
 	bool sq_sig_all;
 	/* send queue ring: [sq_tail, sq_head) posted, not yet completed;
