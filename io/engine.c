@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/engine_duty.h"
 #include "io/engine_int.h"
 #include "io/ep.h"
 #include "util/mem.h"
@@ -905,6 +906,11 @@ static inline void engine_cpu_relax(void)
  * ENGINE_PREEMPT_NS between two polls: more spinners than cores), it sleeps
  * at once with the smallest window: a thread woken from a sleep preempts a
  * spinner, a spinner that yields waits for the others' time slices.
+ * A thread that works more than ENGINE_DUTY_HIGH_PCT of its time sleeps at
+ * once instead: it streams, its next work is queued behind the work it
+ * just did (a socket that keeps filling, a peer limited by its window),
+ * and every poll of the window is a system call (epoll_wait on direct
+ * sockets) that would only add to the CPU the stream already takes.
  */
 static int engine_probe(struct io_uring *ring);
 static void engine_teardown(struct engine *eng);
@@ -948,6 +954,7 @@ static void *engine_thread_main(void *arg)
 {
 	struct engine *eng = arg;
 	uint64_t idle_since = 0, last_poll = 0;
+	struct engine_duty duty = {0};
 	unsigned int spins = 0;
 	int rc;
 
@@ -983,6 +990,8 @@ static void *engine_thread_main(void *arg)
 		uint64_t now;
 
 		if (n > 0) {
+			if (eng->mode == ENGINE_MODE_ADAPTIVE && !duty.working)
+				engine_duty_note(&duty, true, engine_now_ns());
 			if (idle_since && eng->mode == ENGINE_MODE_ADAPTIVE) {
 				eng->busy_win_ns *= 2;
 				if (eng->busy_win_ns > eng->busy_max_ns)
@@ -1004,7 +1013,10 @@ static void *engine_thread_main(void *arg)
 			break;
 		case ENGINE_MODE_ADAPTIVE:
 			now = engine_now_ns();
-			if (!idle_since) {
+			engine_duty_note(&duty, false, now);
+			if (!idle_since && engine_duty_high(&duty)) {
+				engine_sleep(eng, -1);
+			} else if (!idle_since) {
 				idle_since = now;
 			} else if (last_poll &&
 				   now - last_poll >= ENGINE_PREEMPT_NS) {

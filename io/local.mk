@@ -3,7 +3,7 @@
 # includes liburing.
 AM_CPPFLAGS += $(LIBURING_CFLAGS) $(OPENSSL_CFLAGS)
 libiwarp_core_la_SOURCES += \
-	io/engine.c io/engine.h io/engine_int.h \
+	io/engine.c io/engine.h io/engine_duty.h io/engine_int.h \
 	io/timer.c \
 	io/ep.c io/ep.h io/backend.h \
 	io/sock.c io/sock_direct.c io/sock_int.h \

@@ -24,6 +24,7 @@
 
 #include "io/backend.h"
 #include "io/engine.h"
+#include "io/engine_duty.h"
 #include "io/engine_int.h"
 #include "io/ep.h"
 #include "io/net.h"
@@ -1666,6 +1667,43 @@ START_TEST(test_timers)
 }
 END_TEST
 
+/* The duty share follows the last milliseconds: a thread that streams
+ * (works 8 of every 10 µs) is high, one that answers a ping-pong (2 of
+ * every 50 µs) low, and a stream that turns into a ping-pong turns low
+ * within a few spans. */
+START_TEST(test_duty_share)
+{
+	struct engine_duty d = {0};
+	uint64_t t = 1000;
+	int i;
+
+	ck_assert(!engine_duty_high(&d)); /* nothing measured yet */
+	for (i = 0; i < 1000; i++) {
+		engine_duty_note(&d, true, t);
+		engine_duty_note(&d, true, t + 4000); /* no change: ignored */
+		engine_duty_note(&d, false, t + 8000);
+		engine_duty_note(&d, false, t + 9000);
+		t += 10000;
+	}
+	ck_assert(engine_duty_high(&d));
+	ck_assert_uint_le(d.busy_ns + d.idle_ns, ENGINE_DUTY_SPAN_NS);
+	ck_assert_uint_gt(d.busy_ns, 3 * d.idle_ns);
+	for (i = 0; i < 1000; i++) {
+		engine_duty_note(&d, true, t);
+		engine_duty_note(&d, false, t + 2000);
+		t += 50000;
+	}
+	ck_assert(!engine_duty_high(&d));
+	ck_assert_uint_gt(d.idle_ns, 10 * d.busy_ns);
+	/* one long sleep after a stream: the next burst finds it low */
+	engine_duty_note(&d, true, t);
+	engine_duty_note(&d, false, t + 5000000);
+	ck_assert(engine_duty_high(&d));
+	engine_duty_note(&d, true, t + 5000000 + 20000000);
+	ck_assert(!engine_duty_high(&d));
+}
+END_TEST
+
 static Suite *io_engine_suite(void)
 {
 	Suite *s = suite_create("io_engine");
@@ -1673,6 +1711,7 @@ static Suite *io_engine_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_modes_misc);
+	tcase_add_test(tc, test_duty_share);
 	tcase_add_loop_test(tc, test_call_sync_threads, 0, 4);
 	tcase_add_loop_test(tc, test_call_async_order, 0, 4);
 	tcase_add_test(tc, test_inline_doorbell);

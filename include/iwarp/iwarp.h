@@ -229,7 +229,8 @@ enum iwarp_p2p_rtr {
 /* How the progress engine waits for work. */
 enum iwarp_progress_mode {
 	IWARP_PROGRESS_ADAPTIVE = 0, /* progress thread: busy-poll a short
-					adaptive window, then sleep */
+					adaptive window, then sleep (at once
+					while it works most of its time) */
 	IWARP_PROGRESS_LATENCY =
 		1, /* progress thread: always busy-poll (one core) */
 	IWARP_PROGRESS_CPU = 2,	   /* progress thread: never busy-poll */
