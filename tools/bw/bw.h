@@ -135,7 +135,11 @@ enum bw_verb { BW_SEND = 0, BW_WRITE = 1, BW_READ = 2 };
  * channel (tools/bw/idle.h).
  */
 enum bw_cq_wait { BW_WAIT_HYBRID = 0, BW_WAIT_EVENT = 1, BW_WAIT_SPIN = 2 };
-#define BW_CQ_SPIN_US 20 /* default busy-poll window of BW_WAIT_HYBRID */
+/* Default busy-poll window of BW_WAIT_HYBRID: none. On 2 cores a spinning
+ * application thread takes the CPU the engine threads need; with 20 us,
+ * 64 B Writes ran 83-101 MB/s against 95-142 and 4 KiB Send 2,553-2,918
+ * against 2,870-3,088, both with more CPU (bench/README.md). */
+#define BW_CQ_SPIN_US 0
 
 /* -A: the atomic operation of --test atomic (default FETCH_AND_ADD). */
 enum bw_atomic_op { BW_ATOMIC_FA = 0, BW_ATOMIC_CAS = 1 };

@@ -82,7 +82,7 @@ static void usage(FILE *f)
 		"                        empty CQ: spin --cq-spin us then sleep on the\n"
 		"                        completion channel (hybrid, default), sleep at\n"
 		"                        once (event), or always spin (spin, perftest's)\n"
-		"      --cq-spin=USEC    busy-poll window of hybrid (default 20)\n"
+		"      --cq-spin=USEC    busy-poll window of hybrid (default 0)\n"
 		"  -h, --help            this text\n");
 	tool_tls_usage(f);
 }
