@@ -852,6 +852,7 @@ static void cm_child_start(struct cm_handoff *h)
 	c->pub.context = l->pub.context;
 	c->pub.ps = l->pub.ps;
 	c->eng = h->eng;
+	c->engine_owned = true;
 	c->grace_ms = l->grace_ms;
 	c->resp_wait_ms = l->resp_wait_ms;
 	c->disc_hold_ms = l->disc_hold_ms;

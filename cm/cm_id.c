@@ -2,7 +2,8 @@
  * cm/cm_id.c: the librdmacm-shaped id API (iwarp_cm_*). Arguments are
  * checked on the calling thread; everything that touches an id's
  * connection state runs on its context's engine thread through
- * engine_call_sync() (cm_conn.c).
+ * engine_call_sync() (cm_conn.c), except before the id ever reached the
+ * engine (cm_call_here).
  */
 #include "config.h"
 
@@ -69,6 +70,43 @@ static int cm_call(struct cm_id *id, struct cm_call *c,
 	c->rc = -EINVAL;
 	err = engine_call_sync(id->eng, cm_call_run, c);
 	return err ? err : c->rc;
+}
+
+/*
+ * cm_call for connection set-up (connect, accept, a QP linked to an id
+ * the engine runs): with direct sockets the caller runs c->fn itself when
+ * no thread holds the engine (engine_call_sync_here), saving the
+ * hand-off; teardown calls keep cm_call.
+ */
+static int cm_call_setup(struct cm_id *id, struct cm_call *c,
+			 int (*fn)(struct cm_call *c))
+{
+	int err;
+
+	c->id = id;
+	c->fn = fn;
+	c->rc = -EINVAL;
+	err = engine_call_sync_here(id->eng, cm_call_run, c);
+	return err ? err : c->rc;
+}
+
+/*
+ * Runs c->fn on the calling thread while the engine has never seen |id|
+ * (cm_int.h, engine_owned): before connect or listen, an id's state, its
+ * socket and its QP link change only inside the calls the application
+ * makes on it, which librdmacm has it serialize, so rdma_resolve_addr,
+ * rdma_resolve_route and rdma_create_qp need no round trip through the
+ * progress thread (bench/README.md, "Where connection set-up goes").
+ * Their events are queued on the channel from here, as the engine would.
+ */
+static int cm_call_here(struct cm_id *id, struct cm_call *c,
+			int (*fn)(struct cm_call *c))
+{
+	if (id->engine_owned)
+		return cm_call_setup(id, c, fn);
+	c->id = id;
+	c->fn = fn;
+	return fn(c);
 }
 
 static socklen_t sa_len(const struct sockaddr *sa)
@@ -300,7 +338,7 @@ IWARP_EXPORT int iwarp_cm_bind_addr(struct iwarp_cm_id *pub,
 		return -EINVAL;
 	memset(&c, 0, sizeof(c));
 	c.src = addr;
-	return cm_call(cm_id_from_pub(pub), &c, op_bind);
+	return cm_call_here(cm_id_from_pub(pub), &c, op_bind);
 }
 
 /*
@@ -411,7 +449,7 @@ IWARP_EXPORT int iwarp_cm_resolve_addr(struct iwarp_cm_id *pub,
 	memset(&c, 0, sizeof(c));
 	c.src = src_addr;
 	c.dst = dst_addr;
-	return cm_call(cm_id_from_pub(pub), &c, op_resolve_addr);
+	return cm_call_here(cm_id_from_pub(pub), &c, op_resolve_addr);
 }
 
 static int op_resolve_route(struct cm_call *c)
@@ -433,7 +471,7 @@ IWARP_EXPORT int iwarp_cm_resolve_route(struct iwarp_cm_id *pub, int timeout_ms)
 	if (!pub)
 		return -EINVAL;
 	memset(&c, 0, sizeof(c));
-	return cm_call(cm_id_from_pub(pub), &c, op_resolve_route);
+	return cm_call_here(cm_id_from_pub(pub), &c, op_resolve_route);
 }
 
 IWARP_EXPORT int iwarp_cm_getaddr(const char *host, uint16_t port,
@@ -546,6 +584,7 @@ IWARP_EXPORT int iwarp_cm_listen(struct iwarp_cm_id *pub, int backlog)
 	    (!id->tls || io_tls_ctx_can_serve(id->tls)) &&
 	    listen(id->sock, c.a) < 0)
 		return -errno;
+	id->engine_owned = true;
 	return cm_call(id, &c, op_listen);
 }
 
@@ -650,7 +689,7 @@ IWARP_EXPORT int iwarp_cm_create_qp(struct iwarp_cm_id *pub,
 	memset(&c, 0, sizeof(c));
 	c.qp = qp;
 	pthread_mutex_lock(&cm_link_lock);
-	err = cm_call(cm_id_from_pub(pub), &c, op_link);
+	err = cm_call_here(cm_id_from_pub(pub), &c, op_link);
 	pthread_mutex_unlock(&cm_link_lock);
 	if (err)
 		iwarp_destroy_qp(qp);
@@ -744,7 +783,8 @@ IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *pub,
 		    ? !((const struct sockaddr_in *)&pub->dst_addr)->sin_port
 		    : !((const struct sockaddr_in6 *)&pub->dst_addr)->sin6_port)
 		return -EINVAL;
-	return cm_call(cm_id_from_pub(pub), &c, op_connect);
+	cm_id_from_pub(pub)->engine_owned = true;
+	return cm_call_setup(cm_id_from_pub(pub), &c, op_connect);
 }
 
 static int op_accept(struct cm_call *c)
@@ -769,7 +809,7 @@ IWARP_EXPORT int iwarp_cm_accept(struct iwarp_cm_id *pub,
 		c.a = param->responder_resources;
 		c.b = param->initiator_depth;
 	}
-	return cm_call(cm_id_from_pub(pub), &c, op_accept);
+	return cm_call_setup(cm_id_from_pub(pub), &c, op_accept);
 }
 
 static int op_reject(struct cm_call *c)

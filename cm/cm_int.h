@@ -114,6 +114,13 @@ struct cm_id {
 	struct engine *eng;
 	int grace_ms;	  /* initiator first-FPDU delay */
 	int resp_wait_ms; /* responder: first-FPDU wait before TX (0: none) */
+	/*
+	 * The engine may touch the id: set by the application thread in
+	 * iwarp_cm_connect / iwarp_cm_listen before the id goes to its
+	 * engine, and at birth for a listener's children. Until then the
+	 * id's calls run on the calling thread (cm_id.c, cm_call_here).
+	 */
+	bool engine_owned;
 
 	/* ---- engine thread ---- */
 	enum cm_state state;

@@ -302,6 +302,21 @@ static void engine_sync_run(void *arg)
 	pthread_mutex_unlock(&s->lock);
 }
 
+static void engine_foreign_call(struct engine *eng, void (*fn)(void *arg),
+				void *arg);
+
+int engine_call_sync_here(struct engine *eng, void (*fn)(void *arg), void *arg)
+{
+	if (!engine_in_thread(eng) && eng->direct &&
+	    eng->mode != ENGINE_MODE_INLINE &&
+	    pthread_mutex_trylock(&eng->run_lock) == 0) {
+		/* direct sockets: whoever holds the engine runs it */
+		engine_foreign_call(eng, fn, arg);
+		return 0;
+	}
+	return engine_call_sync(eng, fn, arg);
+}
+
 int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg)
 {
 	struct engine_sync_item s;
@@ -690,6 +705,33 @@ static void engine_foreign_pass_events(struct engine *eng,
 static void engine_foreign_pass(struct engine *eng, bool edges)
 {
 	engine_foreign_pass_events(eng, NULL, 0, edges);
+}
+
+/*
+ * engine_call_sync on a direct engine that nobody holds (run_lock taken by
+ * the caller): the caller runs the work queued before the call (the order
+ * engine_call promises) and |fn| itself, instead of waking the progress
+ * thread and sleeping until it answered; a CM call costs no hand-off.
+ * What only the progress thread does is left to it, as after a pass.
+ */
+static void engine_foreign_call(struct engine *eng, void (*fn)(void *arg),
+				void *arg)
+{
+	struct engine *prev = tls_engine;
+	uint64_t first = engine_first_deadline(eng);
+	bool bell;
+
+	tls_engine = eng;
+	engine_work_run(eng);
+	fn(arg);
+	engine_rx_batch_end(eng);
+	bell = eng->work_head || atomic_load(&eng->work_in) ||
+	       io_uring_sq_ready(&eng->ring) > 0 ||
+	       engine_first_deadline(eng) < first;
+	tls_engine = prev;
+	pthread_mutex_unlock(&eng->run_lock);
+	if (bell)
+		engine_ring_bell(eng);
 }
 
 /* Arms the hand-back timer to fire in |ns|. */

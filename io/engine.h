@@ -142,6 +142,18 @@ int engine_call(struct engine *eng, void (*fn)(void *arg), void *arg);
  */
 int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
 
+/*
+ * engine_call_sync, but with direct_io (not INLINE), when no thread holds
+ * the engine, the caller takes it and runs the work queued before and
+ * fn itself, instead of waking the progress thread and sleeping until it
+ * answered; what only the progress thread does (submissions it owns,
+ * timers) is left to it. For calls whose timing no peer or application
+ * thread races with (connection set-up): teardown calls keep the
+ * hand-off, whose pace stock programs' own races depend on
+ * (bench/README.md, "Where connection set-up goes").
+ */
+int engine_call_sync_here(struct engine *eng, void (*fn)(void *arg), void *arg);
+
 /* ---- direct sockets: other threads drive the engine ---- */
 
 /*

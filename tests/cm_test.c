@@ -11,13 +11,16 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cm/cm_int.h"
+#include "io/engine.h"
 #include "iwarp/iwarp.h"
 #include "cm_testutil.h"
 #include "testutil.h"
@@ -745,17 +748,17 @@ struct conn_pair {
 };
 
 /*
- * Connects a client of |cli| to the listener |l| of |srv|: private data
- * both ways, IRD/ORD, QPs in RTS on both sides.
+ * Connects p->c, a client of |cli| with its route resolved and a QP, to
+ * the listener p->l of |srv|: private data both ways, IRD/ORD, QPs in RTS
+ * on both sides.
  */
-static void connect_pair(struct cmt_side *srv, struct cmt_side *cli,
-			 struct conn_pair *p, const char *host, uint16_t port)
+static void connect_resolved(struct cmt_side *srv, struct cmt_side *cli,
+			     struct conn_pair *p)
 {
 	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
 	struct iwarp_cm_event *ev;
 
-	p->c = client_to(cli, host, port);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = "client-hello";
 	cp.private_data_len = 12;
@@ -794,6 +797,14 @@ static void connect_pair(struct cmt_side *srv, struct cmt_side *cli,
 	ck_assert_uint_eq(ev->param.conn.initiator_depth, 4);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	ck_assert_int_eq(cmt_qp_state(p->s->qp), IWARP_QPS_RTS);
+}
+
+/* connect_resolved with a client resolved toward host:port first. */
+static void connect_pair(struct cmt_side *srv, struct cmt_side *cli,
+			 struct conn_pair *p, const char *host, uint16_t port)
+{
+	p->c = client_to(cli, host, port);
+	connect_resolved(srv, cli, p);
 }
 
 /* A Send from client to server over the established pair. */
@@ -874,6 +885,90 @@ static void disconnect_pair(struct cmt_side *srv, struct cmt_side *cli,
 	ck_assert_int_eq(cmt_qp_state(p->s->qp), IWARP_QPS_ERR);
 	ck_assert_int_eq(iwarp_cm_disconnect(p->c), 0); /* again: no-op */
 }
+
+/* Holds an engine thread inside a work item until the test opens the
+ * gate (bounded: after WAIT_MS it lets go and says so). */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool in, open, timed_out;
+};
+
+static void gate_hold(void *arg)
+{
+	struct gate *g = arg;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
+	pthread_mutex_lock(&g->lock);
+	g->in = true;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->open && !g->timed_out)
+		if (pthread_cond_timedwait(&g->cond, &g->lock, &ts) ==
+		    ETIMEDOUT)
+			g->timed_out = true;
+	pthread_mutex_unlock(&g->lock);
+}
+
+/*
+ * Until connect hands an id to its engine, rdma_resolve_addr,
+ * rdma_resolve_route and rdma_create_qp run on the calling thread: with
+ * the client's engine thread held inside a work item they still return
+ * and raise their events (before, each waited for that thread). The id
+ * then connects as any other.
+ */
+START_TEST(test_preconnect_calls_here)
+{
+	long base = iw_mem_outstanding();
+	struct iwarp_context_attr a;
+	struct iwarp_cm_id *probe;
+	struct cmt_side srv, cli;
+	struct conn_pair p;
+	struct gate g;
+	uint16_t port;
+	bool timed_out;
+
+	attr_fast(&a);
+	side_open(&srv, &a);
+	side_open(&cli, &a);
+	p.l = listen_on(&srv, "127.0.0.1", &port);
+	memset(&g, 0, sizeof(g));
+	pthread_mutex_init(&g.lock, NULL);
+	pthread_cond_init(&g.cond, NULL);
+	/* the client context's engine (its ids share it) */
+	ck_assert_int_eq(
+		iwarp_cm_create_id(cli.ch, cli.ctx, &probe, NULL, IWARP_PS_TCP),
+		0);
+	ck_assert_int_eq(engine_call(cm_id_from_pub(probe)->eng, gate_hold, &g),
+			 0);
+	pthread_mutex_lock(&g.lock);
+	while (!g.in)
+		pthread_cond_wait(&g.cond, &g.lock);
+	pthread_mutex_unlock(&g.lock);
+
+	p.c = client_to(&cli, "127.0.0.1", port);
+
+	pthread_mutex_lock(&g.lock);
+	timed_out = g.timed_out;
+	g.open = true;
+	pthread_cond_broadcast(&g.cond);
+	pthread_mutex_unlock(&g.lock);
+	ck_assert_msg(!timed_out, "a pre-connect call waited for the engine");
+	connect_resolved(&srv, &cli, &p);
+	send_one(&srv, &cli, &p);
+	disconnect_pair(&srv, &cli, &p, 0);
+	destroy(p.c);
+	destroy(p.s);
+	ck_assert_int_eq(iwarp_cm_destroy_id(probe), 0);
+	ck_assert_int_eq(iwarp_cm_destroy_id(p.l), 0);
+	cmt_side_close(&cli);
+	cmt_side_close(&srv);
+	pthread_cond_destroy(&g.cond);
+	pthread_mutex_destroy(&g.lock);
+	wait_mem(base);
+}
+END_TEST
 
 /* MPA option sets for the option loop (both sides use the same attrs
  * except where noted). */
@@ -1492,6 +1587,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, test_bad_responders);
 	tcase_add_test(tc, test_destroy_listener_with_pending);
 	tcase_add_test(tc, test_destroy_drops_queued_events);
+	tcase_add_test(tc, test_preconnect_calls_here);
 	tcase_add_loop_test(tc, test_connect_options, 0,
 			    (int)(sizeof(opts) / sizeof(opts[0])));
 	tcase_add_loop_test(tc, test_p2p_responder_negotiated_rtr, 0, 4);

@@ -1478,6 +1478,82 @@ START_TEST(test_direct_release_deferred)
 }
 END_TEST
 
+/* ---- engine_call_sync_here on a direct engine nobody holds ---- */
+
+struct callrec {
+	struct engine *eng;
+	atomic_int seq;
+	int quiet_at, sync_at; /* seq values when each ran */
+	pthread_t sync_thread;
+	bool sync_in_thread;
+};
+
+static void callrec_quiet(void *arg)
+{
+	struct callrec *r = arg;
+
+	r->quiet_at = atomic_fetch_add(&r->seq, 1) + 1;
+}
+
+static void callrec_sync(void *arg)
+{
+	struct callrec *r = arg;
+
+	r->sync_at = atomic_fetch_add(&r->seq, 1) + 1;
+	r->sync_thread = pthread_self();
+	r->sync_in_thread = engine_in_thread(r->eng);
+}
+
+/* Waits (bounded) until the progress thread sleeps. */
+static bool wait_sleeping(struct engine *eng)
+{
+	uint64_t deadline = engine_now_ns() + WAIT_NS;
+	struct timespec ts = {0, 1000000};
+
+	while (!atomic_load(&eng->sleeping)) {
+		if (engine_now_ns() > deadline)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+/*
+ * With direct_io, engine_call_sync_here while the progress thread sleeps runs
+ * the call on the calling thread (no hand-off), holding the engine, after
+ * the work queued before it; otherwise on the progress thread, in the same
+ * order. Retried: the progress thread may wake for its own reasons.
+ */
+START_TEST(test_direct_call_sync_here)
+{
+	static const enum engine_mode m[] = {ENGINE_MODE_ADAPTIVE,
+					     ENGINE_MODE_CPU};
+	struct engine_work w;
+	struct callrec r;
+	struct engine *eng;
+	int i, here = 0;
+
+	g_direct = true;
+	eng = mk_engine(m[_i]);
+	for (i = 0; i < 50 && !here; i++) {
+		memset(&r, 0, sizeof(r));
+		r.eng = eng;
+		ck_assert(wait_sleeping(eng));
+		engine_work_init(&w, callrec_quiet, &r);
+		engine_work_queue_quiet(eng, &w); /* queued, nobody woken */
+		ck_assert_int_eq(engine_call_sync_here(eng, callrec_sync, &r),
+				 0);
+		ck_assert(r.sync_in_thread);
+		ck_assert_int_eq(r.quiet_at, 1); /* the earlier work first */
+		ck_assert_int_eq(r.sync_at, 2);
+		here += pthread_equal(r.sync_thread, pthread_self()) != 0;
+	}
+	ck_assert_msg(here, "no call ran on the calling thread");
+	engine_destroy(eng);
+	g_direct = false;
+}
+END_TEST
+
 /* An engine without direct_io, or an INLINE one, has nobody to drive it
  * from outside: engine_drive_begin says so. */
 START_TEST(test_direct_drive_unsupported)
@@ -1753,6 +1829,7 @@ static Suite *io_engine_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("direct_api");
 	tcase_add_loop_test(tc, test_direct_drive_wait, 0, 3);
+	tcase_add_loop_test(tc, test_direct_call_sync_here, 0, 2);
 	tcase_add_test(tc, test_direct_release_deferred);
 	tcase_add_test(tc, test_direct_drive_unsupported);
 	suite_add_tcase(s, tc);
