@@ -120,6 +120,10 @@ iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel)
 		next = ev->next;
 		iw_free(ev);
 	}
+	for (ev = ch->spare; ev; ev = next) {
+		next = ev->next;
+		iw_free(ev);
+	}
 	pthread_cond_destroy(&ch->drove);
 	pthread_cond_destroy(&ch->acked);
 	pthread_mutex_destroy(&ch->lock);
@@ -149,9 +153,29 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 	iw_log("cm id %p: %s status %d (src port %u, dst port %u)", (void *)id,
 	       iwarp_cm_event_str(type), status, cm_sa_port(&id->pub.src_addr),
 	       cm_sa_port(&id->pub.dst_addr));
-	ev = iw_calloc(1, sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
+	/* a listener's migration may move |id| (an undelivered child) to
+	 * another channel from another engine thread (cm_channel_move) */
+	ev = NULL;
+	for (;;) {
+		ch = __atomic_load_n(&id->ch, __ATOMIC_ACQUIRE);
+		pthread_mutex_lock(&ch->lock);
+		if (__atomic_load_n(&id->ch, __ATOMIC_RELAXED) == ch) {
+			if (!ev && ch->spare) {
+				ev = ch->spare;
+				ch->spare = ev->next;
+				ch->n_spare--;
+				memset(ev, 0, sizeof(*ev));
+			}
+			if (ev)
+				break;
+		}
+		pthread_mutex_unlock(&ch->lock);
+		if (!ev) {
+			ev = iw_calloc(1, sizeof(*ev));
+			if (!ev)
+				return -ENOMEM;
+		}
+	}
 	ev->pub.id = &id->pub;
 	ev->pub.listen_id = listen_id ? &listen_id->pub : NULL;
 	ev->pub.event = type;
@@ -165,16 +189,6 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 	ev->pub.param.conn.private_data_len = (uint8_t)len;
 	ev->pub.param.conn.responder_resources = rr;
 	ev->pub.param.conn.initiator_depth = id_depth;
-
-	/* a listener's migration may move |id| (an undelivered child) to
-	 * another channel from another engine thread (cm_channel_move) */
-	for (;;) {
-		ch = __atomic_load_n(&id->ch, __ATOMIC_ACQUIRE);
-		pthread_mutex_lock(&ch->lock);
-		if (__atomic_load_n(&id->ch, __ATOMIC_RELAXED) == ch)
-			break;
-		pthread_mutex_unlock(&ch->lock);
-	}
 	if (ch->tail)
 		ch->tail->next = ev;
 	else
@@ -408,6 +422,12 @@ IWARP_EXPORT int iwarp_cm_ack_event(struct iwarp_cm_event *event)
 	pthread_mutex_lock(&ch->lock);
 	ev->owner->events_out--;
 	pthread_cond_broadcast(&ch->acked);
+	if (ch->n_spare < CM_CHANNEL_SPARE_MAX) {
+		ev->next = ch->spare;
+		ch->spare = ev;
+		ch->n_spare++;
+		ev = NULL;
+	}
 	pthread_mutex_unlock(&ch->lock);
 	iw_free(ev);
 	return 0;

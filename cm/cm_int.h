@@ -41,6 +41,8 @@ struct io_tls_ctx;
 
 /* Largest private data an event carries (iwarp_conn_param's uint8 length). */
 #define CM_EVENT_PD_MAX 255
+/* Acked events a channel keeps for reuse (cm_channel.spare). */
+#define CM_CHANNEL_SPARE_MAX 256
 
 /* How long an orderly close waits for the peer's FIN before resetting. */
 #define CM_LINGER_MS 2000
@@ -72,8 +74,14 @@ struct cm_channel {
 	pthread_mutex_t lock;
 	pthread_cond_t acked;	      /* an event was acked */
 	struct cm_event *head, *tail; /* queued, oldest first */
-	struct cm_id *ids;	      /* ids on this channel (list) */
-	unsigned int n_inline;	      /* of them, ids of INLINE contexts */
+	/* acked events kept for the next push (CM_CHANNEL_SPARE_MAX): the
+	 * engine thread allocates events and the application frees them,
+	 * and glibc's free of another thread's chunk waits for that
+	 * thread's arena lock (a connection storm met it on every ack) */
+	struct cm_event *spare;
+	unsigned int n_spare;
+	struct cm_id *ids;     /* ids on this channel (list) */
+	unsigned int n_inline; /* of them, ids of INLINE contexts */
 	/* INLINE progress: iwarp_cm_get_event runs the engines of the ids'
 	 * contexts outside the lock; cm_channel_del_id waits for those runs
 	 * (the id's context may be closed right after) */
