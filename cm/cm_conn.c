@@ -1037,7 +1037,7 @@ static void cm_on_connected(void *arg, int fd)
 	cm_timer_deadline(id);
 }
 
-int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
+int cm_conn_connect_prepare(struct cm_id *id, const uint8_t *pd, size_t len)
 {
 	const struct iwarp_context_attr *a = &id->pub.verbs->attr;
 	struct mpa_neg_params p;
@@ -1091,22 +1091,38 @@ int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
 		err = -EINVAL; /* resolve_addr bound every resolved id */
 		goto err_mpa;
 	}
-	/* from the socket resolve_addr bound: the port reported since */
 	id->state = CM_S_CONNECTING;
+	return 0;
+
+err_mpa:
+	cm_mpa_free(id);
+	return err;
+}
+
+int cm_conn_connect_start(struct cm_id *id)
+{
+	const struct iwarp_context_attr *a = &id->pub.verbs->attr;
+	int err;
+
+	/* from the socket resolve_addr bound: the port reported since */
 	err = engine_connect_fd(
 		id->eng, id->sock, (struct sockaddr *)&id->pub.dst_addr,
 		cm_addr_len(&id->pub.dst_addr), a->mpa_rep_timeout_ms,
 		cm_on_connected, id, &id->creq);
 	if (err) {
 		id->state = CM_S_ROUTE_RESOLVED;
-		goto err_mpa;
+		cm_mpa_free(id);
+		return err;
 	}
 	id->sock_held = false; /* the connect request's now */
 	return 0;
+}
 
-err_mpa:
-	cm_mpa_free(id);
-	return err;
+int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
+{
+	int err = cm_conn_connect_prepare(id, pd, len);
+
+	return err ? err : cm_conn_connect_start(id);
 }
 
 /* ---- responder decisions ---- */

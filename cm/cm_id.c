@@ -759,10 +759,26 @@ static int op_connect(struct cm_call *c)
 	return cm_conn_connect(id, c->pd, c->len);
 }
 
+/* The TCP connect of iwarp_cm_connect (engine thread). */
+static void cm_connect_start_run(void *arg)
+{
+	struct cm_id *id = arg;
+	int err;
+
+	err = cm_conn_connect_start(id);
+	if (err) {
+		cm_event_push(id, NULL, IWARP_CM_EVENT_CONNECT_ERROR, err, NULL,
+			      0, 0, 0);
+		id->state = CM_S_CLOSED;
+	}
+}
+
 IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *pub,
 				  const struct iwarp_conn_param *param)
 {
+	struct cm_id *id;
 	struct cm_call c;
+	int rc;
 
 	if (!pub || !pub->qp)
 		return -EINVAL;
@@ -783,8 +799,29 @@ IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *pub,
 		    ? !((const struct sockaddr_in *)&pub->dst_addr)->sin_port
 		    : !((const struct sockaddr_in6 *)&pub->dst_addr)->sin6_port)
 		return -EINVAL;
-	cm_id_from_pub(pub)->engine_owned = true;
-	return cm_call_setup(cm_id_from_pub(pub), &c, op_connect);
+	id = cm_id_from_pub(pub);
+	if (!id->engine_owned) {
+		/*
+		 * rdma_connect(3) returns once the request is on its way; its
+		 * outcome comes as an event. Checked and framed here (the
+		 * engine has never seen the id, cm_call_here), the TCP
+		 * connect starts on the engine without the caller waiting
+		 * for it (engine_work_here_or_queue); should it fail to
+		 * start, CONNECT_ERROR says so.
+		 */
+		if (id->tls && !io_tls_ctx_can_connect(id->tls))
+			return -EINVAL; /* nothing to authenticate with */
+		id->conn_ird = (uint8_t)c.a;
+		id->conn_ord = (uint8_t)c.b;
+		rc = cm_conn_connect_prepare(id, c.pd, c.len);
+		if (rc)
+			return rc;
+		id->engine_owned = true;
+		engine_work_init(&id->connect_work, cm_connect_start_run, id);
+		engine_work_here_or_queue(id->eng, &id->connect_work);
+		return 0;
+	}
+	return cm_call_setup(id, &c, op_connect);
 }
 
 static int op_accept(struct cm_call *c)

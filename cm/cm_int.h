@@ -129,6 +129,7 @@ struct cm_id {
 	 * id's calls run on the calling thread (cm_id.c, cm_call_here).
 	 */
 	bool engine_owned;
+	struct engine_work connect_work; /* iwarp_cm_connect's TCP connect */
 
 	/* ---- engine thread ---- */
 	enum cm_state state;
@@ -269,6 +270,15 @@ int cm_conn_listen(struct cm_id *id, int backlog);
 
 /* Starts the TCP connect + MPA Request with ULP private data |pd|. */
 int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len);
+/*
+ * cm_conn_connect in two halves: the checks and the MPA Request (|pd|
+ * copied), to CM_S_CONNECTING, which touch nothing of the engine (also
+ * on the application thread before the id is engine_owned); then the TCP
+ * connect (engine thread). On failure each leaves the id as it was
+ * (CM_S_ROUTE_RESOLVED or before).
+ */
+int cm_conn_connect_prepare(struct cm_id *id, const uint8_t *pd, size_t len);
+int cm_conn_connect_start(struct cm_id *id);
 
 /* Responder: sends the accepting Reply (|ird|/|ord| < 0: negotiated). */
 int cm_conn_accept(struct cm_id *id, const uint8_t *pd, size_t len, int ird,

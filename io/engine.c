@@ -317,6 +317,23 @@ int engine_call_sync_here(struct engine *eng, void (*fn)(void *arg), void *arg)
 	return engine_call_sync(eng, fn, arg);
 }
 
+void engine_work_here_or_queue(struct engine *eng, struct engine_work *w)
+{
+	if (engine_in_thread(eng)) {
+		w->fn(w->arg);
+		return;
+	}
+	if (eng->mode == ENGINE_MODE_INLINE) {
+		engine_call_sync(eng, w->fn, w->arg);
+		return;
+	}
+	if (eng->direct && pthread_mutex_trylock(&eng->run_lock) == 0) {
+		engine_foreign_call(eng, w->fn, w->arg);
+		return;
+	}
+	engine_work_queue(eng, w);
+}
+
 int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg)
 {
 	struct engine_sync_item s;

@@ -154,6 +154,15 @@ int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
  */
 int engine_call_sync_here(struct engine *eng, void (*fn)(void *arg), void *arg);
 
+/*
+ * Runs |w| on |eng| without waiting for its progress thread: at once on
+ * the engine thread; with direct_io, when no thread holds the engine,
+ * here, holding it (as engine_call_sync_here); on an INLINE engine as
+ * engine_call_sync does; else queued (engine_work_queue), to run after
+ * the work queued before it. |w| must stay valid until it ran.
+ */
+void engine_work_here_or_queue(struct engine *eng, struct engine_work *w);
+
 /* ---- direct sockets: other threads drive the engine ---- */
 
 /*

@@ -747,17 +747,10 @@ struct conn_pair {
 	struct iwarp_cm_id *l, *c, *s; /* listener, client, server child */
 };
 
-/*
- * Connects p->c, a client of |cli| with its route resolved and a QP, to
- * the listener p->l of |srv|: private data both ways, IRD/ORD, QPs in RTS
- * on both sides.
- */
-static void connect_resolved(struct cmt_side *srv, struct cmt_side *cli,
-			     struct conn_pair *p)
+/* connect_resolved's iwarp_cm_connect of p->c (private data, IRD/ORD). */
+static void connect_start(struct conn_pair *p)
 {
-	struct iwarp_qp_init_attr qa;
 	struct iwarp_conn_param cp;
-	struct iwarp_cm_event *ev;
 
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = "client-hello";
@@ -765,6 +758,15 @@ static void connect_resolved(struct cmt_side *srv, struct cmt_side *cli,
 	cp.responder_resources = 4;
 	cp.initiator_depth = 8;
 	ck_assert_int_eq(iwarp_cm_connect(p->c, &cp), 0);
+}
+
+/* The rest of connect_resolved once connect_start returned. */
+static void connect_finish(struct cmt_side *srv, struct cmt_side *cli,
+			   struct conn_pair *p)
+{
+	struct iwarp_qp_init_attr qa;
+	struct iwarp_conn_param cp;
+	struct iwarp_cm_event *ev;
 
 	ev = expect_ev(srv->ch, IWARP_CM_EVENT_CONNECT_REQUEST);
 	p->s = ev->id;
@@ -797,6 +799,18 @@ static void connect_resolved(struct cmt_side *srv, struct cmt_side *cli,
 	ck_assert_uint_eq(ev->param.conn.initiator_depth, 4);
 	ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
 	ck_assert_int_eq(cmt_qp_state(p->s->qp), IWARP_QPS_RTS);
+}
+
+/*
+ * Connects p->c, a client of |cli| with its route resolved and a QP, to
+ * the listener p->l of |srv|: private data both ways, IRD/ORD, QPs in RTS
+ * on both sides.
+ */
+static void connect_resolved(struct cmt_side *srv, struct cmt_side *cli,
+			     struct conn_pair *p)
+{
+	connect_start(p);
+	connect_finish(srv, cli, p);
 }
 
 /* connect_resolved with a client resolved toward host:port first. */
@@ -913,10 +927,11 @@ static void gate_hold(void *arg)
 
 /*
  * Until connect hands an id to its engine, rdma_resolve_addr,
- * rdma_resolve_route and rdma_create_qp run on the calling thread: with
- * the client's engine thread held inside a work item they still return
- * and raise their events (before, each waited for that thread). The id
- * then connects as any other.
+ * rdma_resolve_route and rdma_create_qp run on the calling thread, and
+ * rdma_connect does not wait for the engine to start the TCP connect:
+ * with the client's engine thread held inside a work item they all
+ * return and raise their events (before, each waited for that thread).
+ * The connection then completes as any other.
  */
 START_TEST(test_preconnect_calls_here)
 {
@@ -948,6 +963,7 @@ START_TEST(test_preconnect_calls_here)
 	pthread_mutex_unlock(&g.lock);
 
 	p.c = client_to(&cli, "127.0.0.1", port);
+	connect_start(&p);
 
 	pthread_mutex_lock(&g.lock);
 	timed_out = g.timed_out;
@@ -955,7 +971,7 @@ START_TEST(test_preconnect_calls_here)
 	pthread_cond_broadcast(&g.cond);
 	pthread_mutex_unlock(&g.lock);
 	ck_assert_msg(!timed_out, "a pre-connect call waited for the engine");
-	connect_resolved(&srv, &cli, &p);
+	connect_finish(&srv, &cli, &p);
 	send_one(&srv, &cli, &p);
 	disconnect_pair(&srv, &cli, &p, 0);
 	destroy(p.c);
