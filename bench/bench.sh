@@ -662,7 +662,13 @@ for q in $QPS; do
 		v=$(echo "$iline" | json_get bw_average)
 		[ -n "$v" ] && echo "$v" >>"$TMP/agg.$q"
 		if [ "$q" = "$QP_LAST" ]; then
+			# both ends established: the slower of the two rates
+			# (the responder's ESTABLISHED waits for the
+			# initiator's first FPDU in RFC 6581 mode)
 			v=$(echo "$iline" | json_get connect_rate)
+			vs=$(json_get connect_rate <"$TMP/iw.srv")
+			v=$(awk -v c="$v" -v s="$vs" 'BEGIN { if (c == "") exit
+				if (s != "" && s + 0 < c + 0) c = s; print c }')
 			[ -n "$v" ] && echo "$v" >>"$TMP/agg.conn"
 		fi
 		k=$((k + 1))
