@@ -59,17 +59,25 @@ static void cm_call_run(void *arg)
 	c->rc = c->fn(c);
 }
 
-/* Runs c->fn on |id|'s engine thread; returns its result. */
-static int cm_call(struct cm_id *id, struct cm_call *c,
-		   int (*fn)(struct cm_call *c))
+/* Runs c->fn through |call| (engine_call_sync or _here); its result. */
+static int
+cm_call_with(struct cm_id *id, struct cm_call *c, int (*fn)(struct cm_call *c),
+	     int (*call)(struct engine *eng, void (*f)(void *arg), void *arg))
 {
 	int err;
 
 	c->id = id;
 	c->fn = fn;
 	c->rc = -EINVAL;
-	err = engine_call_sync(id->eng, cm_call_run, c);
+	err = call(id->eng, cm_call_run, c);
 	return err ? err : c->rc;
+}
+
+/* Runs c->fn on |id|'s engine thread; returns its result. */
+static int cm_call(struct cm_id *id, struct cm_call *c,
+		   int (*fn)(struct cm_call *c))
+{
+	return cm_call_with(id, c, fn, engine_call_sync);
 }
 
 /*
@@ -81,13 +89,7 @@ static int cm_call(struct cm_id *id, struct cm_call *c,
 static int cm_call_setup(struct cm_id *id, struct cm_call *c,
 			 int (*fn)(struct cm_call *c))
 {
-	int err;
-
-	c->id = id;
-	c->fn = fn;
-	c->rc = -EINVAL;
-	err = engine_call_sync_here(id->eng, cm_call_run, c);
-	return err ? err : c->rc;
+	return cm_call_with(id, c, fn, engine_call_sync_here);
 }
 
 /*
