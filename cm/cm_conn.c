@@ -332,15 +332,6 @@ static void cm_txopen_cb(void *arg)
 			   cm_txopen_cb, id);
 }
 
-/* Initiator: the grace after the Reply is over (cm_initiator_rx). */
-static void cm_grace_open_cb(void *arg)
-{
-	struct cm_id *id = arg;
-
-	if (id->conn && id->state == CM_S_ESTABLISHED)
-		qp_conn_tx_open(id->conn);
-}
-
 /*
  * Creates the QP datapath with the negotiated result and gives it the
  * endpoint plus the octets received past the peer's MPA frame (RFC 5044
@@ -372,8 +363,6 @@ static void cm_handoff(struct cm_id *id)
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	if (initiator && id->grace_hold_ms)
-		qp_conn_tx_hold(conn); /* the grace: cm_initiator_rx */
 	carry = cm_mpa_carry(m, &clen);
 	err = qp_conn_attach_ep(conn, id->ep, carry, clen);
 	if (err) {
@@ -401,9 +390,6 @@ static void cm_handoff(struct cm_id *id)
 					   : CM_TX_HELD_POLL_MS,
 				   cm_txopen_cb, id);
 	}
-	if (initiator && id->grace_hold_ms)
-		engine_timer_start(id->eng, &id->txopen, id->grace_hold_ms,
-				   cm_grace_open_cb, id);
 	if (initiator)
 		pd = cm_mpa_peer_pdata(m, &pdlen);
 	cm_event_push(id, NULL, IWARP_CM_EVENT_ESTABLISHED, 0, pd, pdlen,
@@ -529,15 +515,15 @@ static void cm_initiator_rx(struct cm_id *id, int rc)
 		 * window (seen once under emulation, ~6 ms) stayed unread until
 		 * more data came; a ULP that sends one message and waits
 		 * (rping) then stalls. RFC 5044 §7.1 lets the initiator send
-		 * its first FPDU at any time after the Reply, so the
-		 * datapath takes the stream at once (ESTABLISHED now: the
-		 * ULP may post, and whatever the responder sends is read)
-		 * but transmits nothing for |grace_ms|: the first FPDU (or
-		 * the RFC 6581 RTR) goes out after that, or as soon as the
-		 * responder's first FPDU shows it is on its datapath.
-		 * Holding ESTABLISHED back instead made every connection of
-		 * a set-up storm wait the grace before its ULP could go on.
-		 * Nothing is sent that the RFCs do not ask for.
+		 * its first FPDU at any time after the Reply, so we wait
+		 * |grace_ms| before handing the stream to the datapath: the
+		 * first FPDU (or the RFC 6581 RTR) goes out after that, and
+		 * ESTABLISHED (hence the ULP's first post) comes with it.
+		 * Nothing is sent that the RFCs do not ask for. ESTABLISHED
+		 * must not come earlier with only the transmit held: the ULP
+		 * then tells its peer over another connection that it is
+		 * ready, and siw's responder writes before our RTR
+		 * (tests/interop/README.md).
 		 * mpa_reply_grace_ms = 0 turns it off. The window is siw's own
 		 * work after its Reply, so it grows with a slow peer (under
 		 * emulation and load a Request took 66 ms to answer, and an RTR
@@ -546,9 +532,8 @@ static void cm_initiator_rx(struct cm_id *id, int rc)
 		 * iw_cm's established handler). The wait is therefore at least
 		 * the time the peer took to answer our Request, up to 1 s.
 		 */
-		id->grace_hold_ms = (uint32_t)cm_grace_ms(id);
 		id->state = CM_S_GRACE;
-		cm_timer_arm(id, 0); /* cm_handoff, out of this callback */
+		cm_timer_arm(id, cm_grace_ms(id));
 		return;
 	}
 	if (rc == IWARP_ERR_MPA_REJECTED) {

@@ -99,7 +99,7 @@ enum cm_state {
 	CM_S_LISTEN,	   /* listening */
 	CM_S_CONNECTING,   /* initiator: TCP connect in progress */
 	CM_S_MPA_REQ_SENT, /* initiator: Request queued, want the Reply */
-	CM_S_GRACE,	   /* initiator: Reply good, hand-over next */
+	CM_S_GRACE,	   /* initiator: Reply good, first-FPDU delay */
 	CM_S_MPA_WAIT_REQ, /* responder child (hidden): want the Request */
 	CM_S_CONN_REQ,	   /* responder: CONNECT_REQUEST raised */
 	CM_S_ACCEPTING,	   /* responder: accepting Reply being sent */
@@ -120,8 +120,7 @@ struct cm_id {
 					    (both channels' locks) */
 	bool default_ctx;		 /* holds a default-context reference */
 	struct engine *eng;
-	int grace_ms;		/* initiator first-FPDU delay */
-	uint32_t grace_hold_ms; /* initiator: this one's (cm_grace_ms) */
+	int grace_ms;	  /* initiator first-FPDU delay */
 	int resp_wait_ms; /* responder: first-FPDU wait before TX (0: none) */
 	/*
 	 * The engine may touch the id: set by the application thread in

@@ -568,17 +568,8 @@ void rdmap_conn_term_expired(struct rdmap_conn *c);
 /* True when tx_iov would offer octets. */
 bool rdmap_conn_tx_pending(const struct rdmap_conn *c);
 
-/* Responder: transmit before the initiator's first FPDU arrived.
- * Initiator: end the hold of rdmap_conn_tx_hold. */
+/* Responder: transmit before the initiator's first FPDU arrived. */
 void rdmap_conn_tx_open(struct rdmap_conn *c);
-
-/*
- * Initiator, before anything was transmitted: transmit nothing (not even
- * the RFC 6581 RTR) until rdmap_conn_tx_open or the responder's first
- * FPDU. RFC 5044 §7.1 lets the initiator send its first FPDU at any time
- * after the Reply; the CM uses this for its grace (cm/cm_conn.c).
- */
-void rdmap_conn_tx_hold(struct rdmap_conn *c);
 
 /* Responder: true while the way out is still closed (no first FPDU from
  * the initiator yet, RFC 5044 §7.1) and the send queue holds work. */

@@ -875,12 +875,6 @@ void rdmap_conn_tx_open(struct rdmap_conn *c)
 	conn_tx_kick(c);
 }
 
-void rdmap_conn_tx_hold(struct rdmap_conn *c)
-{
-	if (c->initiator && c->slot_head == c->slot_tail)
-		c->tx_enabled = false;
-}
-
 bool rdmap_conn_tx_waiting(const struct rdmap_conn *c)
 {
 	return !c->tx_enabled && c->state == RDMAP_CONN_RUN && c->bound;

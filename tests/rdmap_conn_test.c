@@ -2584,60 +2584,6 @@ static void rtr_buffers(struct fk_owner *a, struct fk_owner *b,
 	fk_post_recv(b, 90, 0x21, brq->buf, 64);
 }
 
-/*
- * The initiator's hold (rdmap_conn_tx_hold, the CM's grace after the
- * Reply): nothing goes out, not even the RTR, until it is opened (_i 0,
- * Write RTR) or the responder's first FPDU arrives (_i 1, no P2P: the
- * responder was let transmit first, as its responder_tx_wait does).
- */
-START_TEST(test_initiator_hold)
-{
-	static struct fpdu f[16];
-	struct fk_owner a, b;
-	struct fk_region *asrc, *bsrc;
-	struct iovec iov[8];
-	size_t n;
-	int nf;
-
-	p2p_pair(&a, &b, MPA_RTR_WRITE, _i == 0);
-	rdmap_conn_tx_hold(a.c);
-	rtr_buffers(&a, &b, &asrc, &bsrc);
-	fk_post_send(&a, 1, IWARP_WR_SEND, 0, 0x10, asrc->buf, 10);
-	rdmap_conn_sq_kick(a.c);
-	ck_assert(!rdmap_conn_tx_pending(a.c));
-	ck_assert_int_eq(rdmap_conn_tx_iov(a.c, iov, 8), 0);
-	if (_i == 0) {
-		rdmap_conn_tx_open(a.c);
-		ck_assert(rdmap_conn_tx_pending(a.c));
-		n = fk_tx_drain(&a, wire, WIRE_CAP);
-		nf = wire_split(wire, n, true, f, 16);
-		ck_assert_int_eq(nf, 2); /* the RTR first, then the Send */
-		ck_assert_uint_eq(fpdu_opcode(&f[0]), RDMAP_OP_WRITE);
-		ck_assert_uint_eq(fpdu_opcode(&f[1]), RDMAP_OP_SEND);
-		fk_rx_feed(&b, wire, n, 0);
-	} else {
-		/* the responder sends first; its FPDU opens the initiator */
-		rdmap_conn_tx_open(b.c);
-		fk_post_send(&b, 2, IWARP_WR_SEND, 0, 0x20, bsrc->buf, 11);
-		rdmap_conn_sq_kick(b.c);
-		n = fk_tx_drain(&b, wire, WIRE_CAP);
-		ck_assert_uint_gt(n, 0);
-		ck_assert(!rdmap_conn_tx_pending(a.c));
-		fk_rx_feed(&a, wire, n, 0);
-		ck_assert_int_eq(a.nrcq, 1);
-		ck_assert(rdmap_conn_tx_pending(a.c));
-	}
-	fk_pump(&a, &b);
-	ck_assert_int_eq(a.set_error_calls, 0);
-	ck_assert_int_eq(b.set_error_calls, 0);
-	ck_assert_int_eq(b.nrcq, 1);
-	ck_assert_uint_eq(b.rcq[0].byte_len, 10);
-	ck_assert_int_eq(a.nscq, 1);
-	ck_assert_int_eq(a.scq[0].status, IWARP_WC_SUCCESS);
-	pair_fini(&a, &b);
-}
-END_TEST
-
 /* _i: 0 Write RTR, 1 Read RTR, 2 Send RTR, 3 no P2P. */
 START_TEST(test_rtr)
 {
@@ -2967,7 +2913,6 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_test(tc, test_cq_overflow_send);
 	tcase_add_test(tc, test_responses_do_not_starve_sq);
 	tcase_add_loop_test(tc, test_rtr, 0, 4);
-	tcase_add_loop_test(tc, test_initiator_hold, 0, 2);
 	tcase_add_test(tc, test_destroy_gives_back);
 	tcase_add_loop_test(tc, test_tx_gather_ends_at_signaled, 0, NMODES);
 	tcase_add_loop_test(tc, test_tx_stage_markers, 0, 2);

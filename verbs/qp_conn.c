@@ -525,11 +525,6 @@ void qp_conn_tx_open(struct qp_conn *conn)
 	rdmap_conn_tx_open(conn->rc);
 }
 
-void qp_conn_tx_hold(struct qp_conn *conn)
-{
-	rdmap_conn_tx_hold(conn->rc);
-}
-
 bool qp_conn_tx_held(const struct qp_conn *conn)
 {
 	return conn->rc && rdmap_conn_tx_held(conn->rc);

@@ -144,8 +144,6 @@ void qp_conn_rx_resume(struct qp_conn *conn);
 void qp_conn_rx_wait_expired(struct qp_conn *conn);
 bool qp_conn_tx_pending(const struct qp_conn *conn);
 void qp_conn_tx_open(struct qp_conn *conn);
-/* rdmap_conn_tx_hold of the connection (before qp_conn_attach_ep). */
-void qp_conn_tx_hold(struct qp_conn *conn);
 
 /* rdmap_conn_tx_held() of the connection. */
 bool qp_conn_tx_held(const struct qp_conn *conn);
