@@ -305,33 +305,36 @@ static void engine_sync_run(void *arg)
 static void engine_foreign_call(struct engine *eng, void (*fn)(void *arg),
 				void *arg);
 
+/* Runs fn(arg) here, holding the engine, when it is a direct (not INLINE)
+ * engine nobody holds and this is not its thread: direct sockets let
+ * whoever holds the engine run it. False when it did not run. */
+static bool engine_try_call_here(struct engine *eng, void (*fn)(void *arg),
+				 void *arg)
+{
+	if (engine_in_thread(eng) || !eng->direct ||
+	    eng->mode == ENGINE_MODE_INLINE ||
+	    pthread_mutex_trylock(&eng->run_lock) != 0)
+		return false;
+	engine_foreign_call(eng, fn, arg);
+	return true;
+}
+
 int engine_call_sync_here(struct engine *eng, void (*fn)(void *arg), void *arg)
 {
-	if (!engine_in_thread(eng) && eng->direct &&
-	    eng->mode != ENGINE_MODE_INLINE &&
-	    pthread_mutex_trylock(&eng->run_lock) == 0) {
-		/* direct sockets: whoever holds the engine runs it */
-		engine_foreign_call(eng, fn, arg);
+	if (engine_try_call_here(eng, fn, arg))
 		return 0;
-	}
 	return engine_call_sync(eng, fn, arg);
 }
 
 void engine_work_here_or_queue(struct engine *eng, struct engine_work *w)
 {
-	if (engine_in_thread(eng)) {
-		w->fn(w->arg);
+	if (engine_try_call_here(eng, w->fn, w->arg))
 		return;
-	}
-	if (eng->mode == ENGINE_MODE_INLINE) {
-		engine_call_sync(eng, w->fn, w->arg);
-		return;
-	}
-	if (eng->direct && pthread_mutex_trylock(&eng->run_lock) == 0) {
-		engine_foreign_call(eng, w->fn, w->arg);
-		return;
-	}
-	engine_work_queue(eng, w);
+	if (engine_in_thread(eng) || eng->mode == ENGINE_MODE_INLINE)
+		engine_call_sync(eng, w->fn,
+				 w->arg); /* runs it before return */
+	else
+		engine_work_queue(eng, w);
 }
 
 int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg)
@@ -679,6 +682,27 @@ static uint64_t engine_first_deadline(const struct engine *eng)
 }
 
 /*
+ * The end of a foreign thread's turn holding the engine (taken with
+ * |prev| its tls_engine before, |first| the earliest timer then): ends
+ * the receive batch, lets go of the engine, and wakes the progress thread
+ * when it has something to do: |work_left|, SQEs to submit, or a timer
+ * earlier than it sleeps for.
+ */
+static void engine_foreign_leave(struct engine *eng, struct engine *prev,
+				 uint64_t first, bool work_left)
+{
+	bool bell;
+
+	engine_rx_batch_end(eng);
+	bell = work_left || io_uring_sq_ready(&eng->ring) > 0 ||
+	       engine_first_deadline(eng) < first;
+	tls_engine = prev;
+	pthread_mutex_unlock(&eng->run_lock);
+	if (bell)
+		engine_ring_bell(eng);
+}
+
+/*
  * One pass as a thread other than the progress thread, holding the
  * engine: the readiness edges (|edges|) and the queued work, until nothing is
  * left (bounded). What only the progress thread does (submitting SQEs, timers
@@ -690,7 +714,6 @@ static void engine_foreign_pass_events(struct engine *eng,
 {
 	struct engine *prev = tls_engine;
 	uint64_t first = engine_first_deadline(eng);
-	bool bell;
 	int i;
 
 	tls_engine = eng;
@@ -710,13 +733,7 @@ static void engine_foreign_pass_events(struct engine *eng,
 	for (i = 0; i < 256 && (eng->work_head || atomic_load(&eng->work_in));
 	     i++)
 		engine_work_run(eng);
-	engine_rx_batch_end(eng);
-	bell = eng->work_head || io_uring_sq_ready(&eng->ring) > 0 ||
-	       engine_first_deadline(eng) < first;
-	tls_engine = prev;
-	pthread_mutex_unlock(&eng->run_lock);
-	if (bell)
-		engine_ring_bell(eng);
+	engine_foreign_leave(eng, prev, first, eng->work_head != NULL);
 }
 
 static void engine_foreign_pass(struct engine *eng, bool edges)
@@ -736,19 +753,12 @@ static void engine_foreign_call(struct engine *eng, void (*fn)(void *arg),
 {
 	struct engine *prev = tls_engine;
 	uint64_t first = engine_first_deadline(eng);
-	bool bell;
 
 	tls_engine = eng;
 	engine_work_run(eng);
 	fn(arg);
-	engine_rx_batch_end(eng);
-	bell = eng->work_head || atomic_load(&eng->work_in) ||
-	       io_uring_sq_ready(&eng->ring) > 0 ||
-	       engine_first_deadline(eng) < first;
-	tls_engine = prev;
-	pthread_mutex_unlock(&eng->run_lock);
-	if (bell)
-		engine_ring_bell(eng);
+	engine_foreign_leave(eng, prev, first,
+			     eng->work_head || atomic_load(&eng->work_in));
 }
 
 /* Arms the hand-back timer to fire in |ns|. */
