@@ -1122,13 +1122,6 @@ int cm_conn_connect_start(struct cm_id *id)
 	return 0;
 }
 
-int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len)
-{
-	int err = cm_conn_connect_prepare(id, pd, len);
-
-	return err ? err : cm_conn_connect_start(id);
-}
-
 /* ---- responder decisions ---- */
 
 int cm_conn_accept(struct cm_id *id, const uint8_t *pd, size_t len, int ird,

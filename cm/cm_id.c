@@ -750,7 +750,8 @@ IWARP_EXPORT void iwarp_cm_destroy_qp(struct iwarp_cm_id *pub)
 		iwarp_destroy_qp(qp); /* unlinked: cm_qp_unlink is a no-op */
 }
 
-static int op_connect(struct cm_call *c)
+/* Connect up to the TCP connect: checks, IRD/ORD, the MPA Request. */
+static int connect_prepare(struct cm_call *c)
 {
 	struct cm_id *id = c->id;
 
@@ -758,7 +759,14 @@ static int op_connect(struct cm_call *c)
 		return -EINVAL; /* nothing to authenticate the server with */
 	id->conn_ird = (uint8_t)c->a;
 	id->conn_ord = (uint8_t)c->b;
-	return cm_conn_connect(id, c->pd, c->len);
+	return cm_conn_connect_prepare(id, c->pd, c->len);
+}
+
+static int op_connect(struct cm_call *c)
+{
+	int err = connect_prepare(c);
+
+	return err ? err : cm_conn_connect_start(c->id);
 }
 
 /* The TCP connect of iwarp_cm_connect (engine thread). */
@@ -811,11 +819,8 @@ IWARP_EXPORT int iwarp_cm_connect(struct iwarp_cm_id *pub,
 		 * for it (engine_work_here_or_queue); should it fail to
 		 * start, CONNECT_ERROR says so.
 		 */
-		if (id->tls && !io_tls_ctx_can_connect(id->tls))
-			return -EINVAL; /* nothing to authenticate with */
-		id->conn_ird = (uint8_t)c.a;
-		id->conn_ord = (uint8_t)c.b;
-		rc = cm_conn_connect_prepare(id, c.pd, c.len);
+		c.id = id;
+		rc = connect_prepare(&c);
 		if (rc)
 			return rc;
 		id->engine_owned = true;

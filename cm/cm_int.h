@@ -268,14 +268,12 @@ uint64_t cm_now_ms(void);
 /* Starts listening on id->pub.src_addr; fills the bound port. 0 or -errno. */
 int cm_conn_listen(struct cm_id *id, int backlog);
 
-/* Starts the TCP connect + MPA Request with ULP private data |pd|. */
-int cm_conn_connect(struct cm_id *id, const uint8_t *pd, size_t len);
 /*
- * cm_conn_connect in two halves: the checks and the MPA Request (|pd|
- * copied), to CM_S_CONNECTING, which touch nothing of the engine (also
- * on the application thread before the id is engine_owned); then the TCP
- * connect (engine thread). On failure each leaves the id as it was
- * (CM_S_ROUTE_RESOLVED or before).
+ * The initiator's connect with ULP private data |pd|, in two halves: the
+ * checks and the MPA Request (|pd| copied), to CM_S_CONNECTING, which
+ * touch nothing of the engine (also on the application thread before the
+ * id is engine_owned); then the TCP connect (engine thread). On failure
+ * each leaves the id as it was (CM_S_ROUTE_RESOLVED or before).
  */
 int cm_conn_connect_prepare(struct cm_id *id, const uint8_t *pd, size_t len);
 int cm_conn_connect_start(struct cm_id *id);
