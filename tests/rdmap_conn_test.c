@@ -2567,23 +2567,6 @@ static void p2p_pair(struct fk_owner *a, struct fk_owner *b, enum mpa_rtr rtr,
 	ck_assert(fk_create(b, &cb));
 }
 
-/*
- * Each side's Send source (STag 0x10 / 0x20, *asrc / *bsrc) and a posted
- * receive of 64 octets (wr_id 80 on A, 90 on B).
- */
-static void rtr_buffers(struct fk_owner *a, struct fk_owner *b,
-			struct fk_region **asrc, struct fk_region **bsrc)
-{
-	struct fk_region *arq, *brq;
-
-	*asrc = fk_region_add(a, 0x10, 64, LW, 1);
-	arq = fk_region_add(a, 0x12, 64, LW, 0);
-	*bsrc = fk_region_add(b, 0x20, 64, LW, 2);
-	brq = fk_region_add(b, 0x21, 64, LW, 0);
-	fk_post_recv(a, 80, 0x12, arq->buf, 64);
-	fk_post_recv(b, 90, 0x21, brq->buf, 64);
-}
-
 /* _i: 0 Write RTR, 1 Read RTR, 2 Send RTR, 3 no P2P. */
 START_TEST(test_rtr)
 {
@@ -2591,7 +2574,7 @@ START_TEST(test_rtr)
 					    MPA_RTR_SEND, MPA_RTR_NONE};
 	static struct fpdu f[16];
 	struct fk_owner a, b;
-	struct fk_region *asrc, *bsrc;
+	struct fk_region *asrc, *arq, *bsrc, *brq;
 	struct iovec iov[8];
 	struct ddp_hdr h;
 	struct rdmap_rreq rr;
@@ -2599,7 +2582,12 @@ START_TEST(test_rtr)
 	int nf;
 
 	p2p_pair(&a, &b, rtrs[_i], _i < 3);
-	rtr_buffers(&a, &b, &asrc, &bsrc);
+	asrc = fk_region_add(&a, 0x10, 64, LW, 1);
+	arq = fk_region_add(&a, 0x12, 64, LW, 0);
+	bsrc = fk_region_add(&b, 0x20, 64, LW, 2);
+	brq = fk_region_add(&b, 0x21, 64, LW, 0);
+	fk_post_recv(&a, 80, 0x12, arq->buf, 64);
+	fk_post_recv(&b, 90, 0x21, brq->buf, 64);
 	/* both applications post a Send right away */
 	fk_post_send(&a, 1, IWARP_WR_SEND, 0, 0x10, asrc->buf, 10);
 	fk_post_send(&b, 2, IWARP_WR_SEND, 0, 0x20, bsrc->buf, 11);
