@@ -940,9 +940,10 @@ START_TEST(test_preconnect_calls_here)
 	struct iwarp_cm_id *probe;
 	struct cmt_side srv, cli;
 	struct conn_pair p;
+	struct timespec ts;
 	struct gate g;
 	uint16_t port;
-	bool timed_out;
+	bool timed_out, in;
 
 	attr_fast(&a);
 	side_open(&srv, &a);
@@ -957,10 +958,15 @@ START_TEST(test_preconnect_calls_here)
 		0);
 	ck_assert_int_eq(engine_call(cm_id_from_pub(probe)->eng, gate_hold, &g),
 			 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += WAIT_MS / 1000;
 	pthread_mutex_lock(&g.lock);
-	while (!g.in)
-		pthread_cond_wait(&g.cond, &g.lock);
+	while (!g.in &&
+	       pthread_cond_timedwait(&g.cond, &g.lock, &ts) != ETIMEDOUT)
+		;
+	in = g.in;
 	pthread_mutex_unlock(&g.lock);
+	ck_assert_msg(in, "the engine thread never ran the gate");
 
 	p.c = client_to(&cli, "127.0.0.1", port);
 	connect_start(&p);
