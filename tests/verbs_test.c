@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io/engine.h"
 #include "iwarp/iwarp.h"
@@ -1147,6 +1148,148 @@ START_TEST(test_channel_blocking)
 	ck_assert_int_eq(iwarp_destroy_comp_channel(ch), 0);
 	ck_assert_int_eq(iwarp_close_context(ctx), 0);
 	mem_end();
+}
+END_TEST
+
+/*
+ * Several threads fire one channel while one thread takes its events: the
+ * fd's counter is changed outside the channel's lock (comp_channel.c), so
+ * raises and take-backs land in any order. With one consumer, a readable
+ * fd must always yield an event (a take-back that zeroed the counter, or
+ * one applied before its raise, would lose a wake-up or leave the fd
+ * readable with nothing to take), and every fire must arrive. Producer p
+ * fires its own CQ, then waits for that event to be taken before arming
+ * again, so each fire is one event.
+ */
+#define CHAN_PRODUCERS 4
+#define CHAN_ROUNDS    3000
+
+struct chan_run {
+	struct iwarp_comp_channel *ch;
+	struct iwarp_cq *cq[CHAN_PRODUCERS];
+	unsigned int taken[CHAN_PRODUCERS]; /* atomic */
+	int failed;			    /* atomic */
+};
+
+static double elapsed_s(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+struct chan_producer {
+	struct chan_run *run;
+	int idx;
+};
+
+static void *chan_producer_main(void *arg)
+{
+	struct chan_producer *p = arg;
+	struct iwarp_cq *cq = p->run->cq[p->idx];
+	struct iwarp_wc w = wc_make(1), wc[4];
+	struct timespec t0;
+	unsigned int k;
+
+	for (k = 1; k <= CHAN_ROUNDS; k++) {
+		if (iwarp_req_notify_cq(cq, 0) ||
+		    cq_push(cq_from_pub(cq), &w, false)) {
+			__atomic_store_n(&p->run->failed, 1, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		while (iwarp_poll_cq(cq, 4, wc) > 0)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (__atomic_load_n(&p->run->taken[p->idx],
+				       __ATOMIC_ACQUIRE) < k) {
+			if (elapsed_s(&t0) > 20) { /* a lost event */
+				__atomic_store_n(&p->run->failed, 2,
+						 __ATOMIC_RELEASE);
+				return NULL;
+			}
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+static void chan_concurrent(bool nonblocking)
+{
+	struct chan_producer prod[CHAN_PRODUCERS];
+	pthread_t th[CHAN_PRODUCERS];
+	struct iwarp_context *ctx;
+	struct chan_run run;
+	struct iwarp_cq *got;
+	struct pollfd pfd;
+	unsigned int total;
+	void *cctx;
+	int i, rc;
+
+	mem_begin();
+	memset(&run, 0, sizeof(run));
+	ctx = ctx_open_inline();
+	run.ch = iwarp_create_comp_channel(ctx);
+	ck_assert_ptr_nonnull(run.ch);
+	if (nonblocking)
+		set_nonblock(run.ch->fd);
+	for (i = 0; i < CHAN_PRODUCERS; i++) {
+		run.cq[i] = iwarp_create_cq(ctx, 16, (void *)(intptr_t)i,
+					    run.ch, 0);
+		ck_assert_ptr_nonnull(run.cq[i]);
+	}
+	for (i = 0; i < CHAN_PRODUCERS; i++) {
+		prod[i].run = &run;
+		prod[i].idx = i;
+		ck_assert_int_eq(pthread_create(&th[i], NULL,
+						chan_producer_main, &prod[i]),
+				 0);
+	}
+	for (total = 0; total < CHAN_PRODUCERS * CHAN_ROUNDS;) {
+		ck_assert_int_eq(__atomic_load_n(&run.failed, __ATOMIC_ACQUIRE),
+				 0);
+		if (nonblocking) {
+			pfd.fd = run.ch->fd;
+			pfd.events = POLLIN;
+			pfd.revents = 0;
+			/* bounded: a lost wake-up fails here, not by hanging */
+			ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+		}
+		rc = iwarp_get_cq_event(run.ch, &got, &cctx);
+		ck_assert_int_eq(rc, 0); /* readable: an event is there */
+		i = (int)(intptr_t)cctx;
+		ck_assert_ptr_eq(got, run.cq[i]);
+		iwarp_ack_cq_events(got, 1);
+		__atomic_add_fetch(&run.taken[i], 1, __ATOMIC_RELEASE);
+		total++;
+	}
+	for (i = 0; i < CHAN_PRODUCERS; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	ck_assert_int_eq(run.failed, 0);
+	/* every raise taken back: nothing readable, nothing pending */
+	ck_assert(!fd_readable(run.ch->fd));
+	if (nonblocking)
+		ck_assert_int_eq(iwarp_get_cq_event(run.ch, &got, &cctx),
+				 -EAGAIN);
+	for (i = 0; i < CHAN_PRODUCERS; i++)
+		ck_assert_int_eq(iwarp_destroy_cq(run.cq[i]), 0);
+	ck_assert_int_eq(iwarp_destroy_comp_channel(run.ch), 0);
+	ck_assert_int_eq(iwarp_close_context(ctx), 0);
+	mem_end();
+}
+
+START_TEST(test_channel_concurrent_nonblocking)
+{
+	chan_concurrent(true);
+}
+END_TEST
+
+START_TEST(test_channel_concurrent_blocking)
+{
+	/* a blocking wait that a readable fd ends must find its event: the
+	 * fd would otherwise stay readable and the wait spin or block */
+	chan_concurrent(false);
 }
 END_TEST
 
@@ -2354,6 +2497,10 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, test_cq_resize);
 	tcase_add_test(tc, test_channel_notify);
 	tcase_add_test(tc, test_channel_blocking);
+	tcase_add_test(tc, test_channel_concurrent_nonblocking);
+	tcase_add_test(tc, test_channel_concurrent_blocking);
+	/* the concurrent cases' own bounds are 20 s */
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("qp");

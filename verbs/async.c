@@ -33,11 +33,6 @@ static void efd_set(int fd, bool on)
 	} while (r < 0 && errno == EINTR);
 }
 
-void verbs_efd_signal(int fd, bool on)
-{
-	efd_set(fd, on);
-}
-
 void ctx_async_push(struct iwarp_context *ctx,
 		    const struct iwarp_async_event *ev)
 {

@@ -3,13 +3,30 @@
  *
  * A channel keeps the CQs with a pending event in a FIFO list (at most one
  * entry per CQ: events of a CQ not yet fetched are coalesced). Its fd is an
- * eventfd whose counter is non-zero exactly while the list is non-empty, so
- * poll()/epoll report it readable exactly when iwarp_get_cq_event() has an
- * event to return.
+ * eventfd whose counter is non-zero while the list is non-empty, so
+ * poll()/epoll report it readable when iwarp_get_cq_event() has an event
+ * to return.
+ *
+ * The counter is changed outside the channel's lock. The thread whose
+ * write(2) wakes a waiter is usually preempted by it right there (the
+ * waker's CPU is where the waiter wakes); had it written under the lock,
+ * the waiter's first step, taking the lock in iwarp_get_cq_event, would
+ * put it back to sleep until the waker ran again to release it: two more
+ * context switches and a futex wake per event. So under the lock a thread
+ * only decides whether the list's change is due on the counter
+ * (channel_fd_due), and applies it after unlocking (channel_fd_apply). The
+ * eventfd counts (EFD_SEMAPHORE): each time the list became non-empty adds
+ * one, each time it became empty takes one back, so changes applied out of
+ * order still sum to the list's state. While one is in flight the counter
+ * lags the list: a raise not yet written (it lands without any lock, and
+ * wakes the poller then), or a take-back not yet read (only inside the
+ * iwarp_get_cq_event or iwarp_destroy_cq call that owes it). A take-back
+ * whose raise is still in flight waits for it.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -36,7 +53,7 @@ iwarp_create_comp_channel(struct iwarp_context *ctx)
 	if (!ch)
 		goto err_count;
 	ch->pub.context = ctx;
-	ch->pub.fd = eventfd(0, EFD_CLOEXEC);
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ch->pub.fd < 0)
 		goto err_free;
 	pthread_mutex_init(&ch->lock, NULL);
@@ -78,21 +95,51 @@ IWARP_EXPORT int iwarp_destroy_comp_channel(struct iwarp_comp_channel *channel)
 /* The channel the calling thread waits on in iwarp_get_cq_event. */
 static __thread struct iw_channel *tls_wait_ch;
 
-/* Makes the fd's counter non-zero exactly while events are pending, with
- * a system call only when that changes. Channel lock held. */
-static void channel_sync_fd(struct iw_channel *ch)
+/*
+ * Which change of the fd's counter the list's state is due (+1, -1 or 0),
+ * recorded as done (fd_on). Channel lock held; the caller applies it with
+ * channel_fd_apply once it has released the lock.
+ */
+static int channel_fd_due(struct iw_channel *ch)
 {
 	bool on = ch->head != NULL;
 
-	if (on != ch->fd_on) {
-		verbs_efd_signal(ch->pub.fd, on);
-		ch->fd_on = on;
+	if (on == ch->fd_on)
+		return 0;
+	ch->fd_on = on;
+	return on ? 1 : -1;
+}
+
+/* Applies |due| from channel_fd_due to the counter. Without the lock. */
+static void channel_fd_apply(struct iw_channel *ch, int due)
+{
+	struct pollfd pfd;
+	uint64_t v = 1;
+	ssize_t r;
+
+	if (!due)
+		return;
+	for (;;) {
+		r = due > 0 ? write(ch->pub.fd, &v, sizeof(v))
+			    : read(ch->pub.fd, &v, sizeof(v));
+		if (r >= 0)
+			return;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN || due > 0)
+			return;
+		/* a program's O_NONBLOCK fd: the raise this takes back is
+		 * still in flight in another thread */
+		pfd.fd = ch->pub.fd;
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, -1);
 	}
 }
 
 void channel_fire(struct iw_cq *cq)
 {
 	struct iw_channel *ch;
+	int due = 0;
 
 	if (!cq->pub.channel)
 		return;
@@ -110,15 +157,17 @@ void channel_fire(struct iw_cq *cq)
 		 * the message): it takes the event without the fd round trip,
 		 * and syncs the fd when it leaves */
 		if (tls_wait_ch != ch)
-			channel_sync_fd(ch);
+			due = channel_fd_due(ch);
 	}
 	pthread_mutex_unlock(&ch->lock);
+	channel_fd_apply(ch, due);
 }
 
 void channel_remove_cq(struct iw_cq *cq)
 {
 	struct iw_channel *ch;
 	struct iw_cq **pp, *prev = NULL;
+	int due = 0;
 
 	if (!cq->pub.channel)
 		return;
@@ -134,9 +183,10 @@ void channel_remove_cq(struct iw_cq *cq)
 			break;
 		}
 		cq->on_chan_list = false;
-		channel_sync_fd(ch);
+		due = channel_fd_due(ch);
 	}
 	pthread_mutex_unlock(&ch->lock);
+	channel_fd_apply(ch, due);
 }
 
 /* True when |arg|'s channel has an event pending. */
@@ -156,7 +206,7 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 {
 	struct iw_channel *ch;
 	struct iw_cq *c;
-	int err;
+	int err, due;
 
 	if (!channel || !cq || !cq_context)
 		return -EINVAL;
@@ -164,11 +214,12 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 	for (;;) {
 		pthread_mutex_lock(&ch->lock);
 		c = ch->head;
+		due = 0;
 		if (c) {
 			ch->head = c->chan_next;
 			if (!ch->head)
 				ch->tail = NULL;
-			channel_sync_fd(ch);
+			due = channel_fd_due(ch);
 			c->on_chan_list = false;
 			c->chan_next = NULL;
 			c->events_queued++;
@@ -176,8 +227,10 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 			*cq_context = c->pub.cq_context;
 		}
 		pthread_mutex_unlock(&ch->lock);
-		if (c)
+		if (c) {
+			channel_fd_apply(ch, due);
 			return 0;
+		}
 		/* the channel's CQs all belong to its context (create_cq) */
 		tls_wait_ch = ch;
 		err = verbs_wait_ctx_until(channel->context, channel->fd,
@@ -188,8 +241,9 @@ IWARP_EXPORT int iwarp_get_cq_event(struct iwarp_comp_channel *channel,
 			/* events this thread fired and left: the fd shows them
 			 */
 			pthread_mutex_lock(&ch->lock);
-			channel_sync_fd(ch);
+			due = channel_fd_due(ch);
 			pthread_mutex_unlock(&ch->lock);
+			channel_fd_apply(ch, due);
 			return err;
 		}
 	}

@@ -115,13 +115,6 @@ void ctx_async_purge(struct iwarp_context *ctx, const void *element);
 int verbs_wait_fd(int fd);
 
 /*
- * Makes the eventfd |fd| readable (|on|: adds 1) or not readable (drains
- * its counter; the fd must be readable then, or the read blocks). Callers
- * keep the counter non-zero exactly while their queue is non-empty.
- */
-void verbs_efd_signal(int fd, bool on);
-
-/*
  * Adjusts one of the live-object counters of |ctx| by |delta| under
  * ctx->lock, refusing to go beyond |max|. Returns 0 or -ENOMEM (limit).
  */
@@ -302,13 +295,13 @@ struct iw_cq {
 	bool on_chan_list;	 /* an event is pending (at most one per CQ) */
 };
 
-/* A completion channel: eventfd readable exactly while its list is non-empty.
- */
+/* A completion channel: an eventfd (EFD_SEMAPHORE) readable while its list
+ * is non-empty (comp_channel.c). */
 struct iw_channel {
 	struct iwarp_comp_channel pub;
 	pthread_mutex_t lock;	   /* the pending list and the fd's counter */
 	struct iw_cq *head, *tail; /* CQs with a pending event, oldest first */
-	bool fd_on;		   /* the fd's counter is non-zero */
+	bool fd_on; /* the counter's changes decided so far leave it at 1 */
 	bool fd_watched; /* the fd is in the engine's sockets' set (wait.c) */
 };
 
