@@ -284,9 +284,13 @@ struct bw_data {
 	uint32_t credit_cnt;
 	uint32_t max_inline;
 	int inline_progress;
-	/* completion channel of scq and rcq (non-blocking fd), NULL when the
-	 * BW loops only spin (BW_WAIT_SPIN, INLINE progress, latency) */
+	/* completion channel of scq and rcq (non-blocking fd unless
+	 * chan_block), NULL when the BW loops only spin (BW_WAIT_SPIN, INLINE
+	 * progress, latency) */
 	struct iwarp_comp_channel *chan;
+	/* the BW loop sleeps in a blocking iwarp_get_cq_event, not poll(2):
+	 * the receiver of a Send test counting messages (data.c) */
+	int chan_block;
 };
 
 /* ---- comm.c: control channel and perftest wire formats ---- */

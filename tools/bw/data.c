@@ -49,8 +49,16 @@ static int data_resources(struct bw_data *d, const struct bw_opts *o)
 		d->chan = iwarp_create_comp_channel(d->ctx);
 		/* the BW loops poll(2) it and drain it without blocking; the
 		 * latency loops block in iwarp_get_cq_event, as perftest's
-		 * -e does in ibv_get_cq_event */
-		if (!d->chan || (!o->latency && bw_fd_nonblock(d->chan->fd)))
+		 * -e does in ibv_get_cq_event, and so does the receiver of a
+		 * Send test that counts messages: a thread blocked there
+		 * reads the sockets itself (direct socket I/O), so the
+		 * receives it reaps, reposts and credits need no hand-off
+		 * from the progress thread. Not with -D: the end comes by
+		 * the clock, not by a completion. */
+		d->chan_block = !o->latency && o->verb == BW_SEND &&
+				!o->server && !o->duplex && o->duration <= 0;
+		if (!d->chan || (!o->latency && !d->chan_block &&
+				 bw_fd_nonblock(d->chan->fd)))
 			goto fail;
 	}
 	cqe = (o->tx_depth + 8) * d->n;

@@ -66,7 +66,10 @@ static void idle_init(struct bw_idle *w, const struct bw_opts *o)
 				: (uint64_t)o->cq_spin_us * 1000u);
 }
 
-/* Poll of the channel fd, then drains and acknowledges its events. */
+static int chan_wait(struct bw_data *d);
+
+/* Poll of the channel fd, then drains and acknowledges its events; or,
+ * on a blocking channel (chan_block), one blocking wait for an event. */
 static int chan_sleep(struct bw_data *d, int ms)
 {
 	/* [1]: SIGINT/SIGTERM wake us at once (the caller checks) */
@@ -77,6 +80,8 @@ static int chan_sleep(struct bw_data *d, int ms)
 	struct iwarp_cq *cq;
 	void *ctx;
 
+	if (d->chan_block)
+		return chan_wait(d);
 	if (poll(p, p[1].fd < 0 ? 1 : 2, ms) < 0 && errno != EINTR)
 		return -errno;
 	/* non-blocking fd: -EAGAIN once the channel is empty */
