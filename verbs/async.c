@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,15 +23,26 @@ struct iw_async_node {
 	struct iwarp_async_event ev;
 };
 
-/* Sets (|on|) or drains the eventfd counter of |fd|. */
-static void efd_set(int fd, bool on)
+void verbs_efd_step(int fd, bool up)
 {
+	struct pollfd pfd;
 	uint64_t v = 1;
 	ssize_t r;
 
-	do {
-		r = on ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
-	} while (r < 0 && errno == EINTR);
+	for (;;) {
+		r = up ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
+		if (r >= 0)
+			return;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN || up)
+			return; /* a write fails only on overflow: readable */
+		/* a program's O_NONBLOCK fd: the raise this read takes back
+		 * is still in flight in another thread */
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, -1);
+	}
 }
 
 void ctx_async_push(struct iwarp_context *ctx,
@@ -47,7 +59,7 @@ void ctx_async_push(struct iwarp_context *ctx,
 		ctx->async_tail->next = n;
 	} else {
 		ctx->async_head = n;
-		efd_set(ctx->async_fd, true);
+		verbs_efd_step(ctx->async_fd, true);
 	}
 	ctx->async_tail = n;
 	pthread_mutex_unlock(&ctx->lock);
@@ -73,7 +85,7 @@ void ctx_async_purge(struct iwarp_context *ctx, const void *element)
 	}
 	ctx->async_tail = prev;
 	if (had && !ctx->async_head)
-		efd_set(ctx->async_fd, false);
+		verbs_efd_step(ctx->async_fd, false);
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -99,7 +111,7 @@ IWARP_EXPORT int iwarp_get_async_event(struct iwarp_context *ctx,
 			ctx->async_head = n->next;
 			if (!ctx->async_head) {
 				ctx->async_tail = NULL;
-				efd_set(ctx->async_fd, false);
+				verbs_efd_step(ctx->async_fd, false);
 			}
 		}
 		pthread_mutex_unlock(&ctx->lock);

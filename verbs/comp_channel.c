@@ -26,7 +26,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -113,27 +112,8 @@ static int channel_fd_due(struct iw_channel *ch)
 /* Applies |due| from channel_fd_due to the counter. Without the lock. */
 static void channel_fd_apply(struct iw_channel *ch, int due)
 {
-	struct pollfd pfd;
-	uint64_t v = 1;
-	ssize_t r;
-
-	if (!due)
-		return;
-	for (;;) {
-		r = due > 0 ? write(ch->pub.fd, &v, sizeof(v))
-			    : read(ch->pub.fd, &v, sizeof(v));
-		if (r >= 0)
-			return;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN || due > 0)
-			return;
-		/* a program's O_NONBLOCK fd: the raise this takes back is
-		 * still in flight in another thread */
-		pfd.fd = ch->pub.fd;
-		pfd.events = POLLIN;
-		(void)poll(&pfd, 1, -1);
-	}
+	if (due)
+		verbs_efd_step(ch->pub.fd, due > 0);
 }
 
 void channel_fire(struct iw_cq *cq)

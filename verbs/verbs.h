@@ -115,6 +115,14 @@ void ctx_async_purge(struct iwarp_context *ctx, const void *element);
 int verbs_wait_fd(int fd);
 
 /*
+ * One step of the eventfd |fd|'s counter: adds 1 (|up|) or reads it (all
+ * of it, or one count on an EFD_SEMAPHORE fd). A read the counter cannot
+ * serve yet (its raise still in flight in another thread) waits for it,
+ * also on a program's O_NONBLOCK fd. Retries EINTR.
+ */
+void verbs_efd_step(int fd, bool up);
+
+/*
  * Adjusts one of the live-object counters of |ctx| by |delta| under
  * ctx->lock, refusing to go beyond |max|. Returns 0 or -ENOMEM (limit).
  */
