@@ -331,8 +331,7 @@ void engine_work_here_or_queue(struct engine *eng, struct engine_work *w)
 	if (engine_try_call_here(eng, w->fn, w->arg))
 		return;
 	if (engine_in_thread(eng) || eng->mode == ENGINE_MODE_INLINE)
-		engine_call_sync(eng, w->fn,
-				 w->arg); /* runs it before return */
+		engine_call_sync(eng, w->fn, w->arg); /* runs it at once */
 	else
 		engine_work_queue(eng, w);
 }
