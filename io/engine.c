@@ -732,7 +732,8 @@ static void engine_foreign_pass_events(struct engine *eng,
 	for (i = 0; i < 256 && (eng->work_head || atomic_load(&eng->work_in));
 	     i++)
 		engine_work_run(eng);
-	engine_foreign_leave(eng, prev, first, eng->work_head != NULL);
+	engine_foreign_leave(eng, prev, first,
+			     eng->work_head || atomic_load(&eng->work_in));
 }
 
 static void engine_foreign_pass(struct engine *eng, bool edges)

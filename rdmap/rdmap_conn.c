@@ -88,6 +88,7 @@ struct rdmap_conn *rdmap_conn_create(const struct rdmap_conn_cfg *cfg,
 	c->iov_head = c->iov_tail = 0u - c->iov_cap;
 	c->stage_head = c->stage_tail = 0u - RDMAP_CONN_TX_STAGE;
 	c->orq_size = conn_pow2(c->ord + 1u); /* + the Read RTR */
+	atomic_init(&c->orq_owed, false);
 	c->orq = iw_calloc(c->orq_size, sizeof(*c->orq));
 	c->irq_size = conn_pow2(c->ird ? c->ird : 1u);
 	c->irq = iw_calloc(c->irq_size, sizeof(*c->irq));
@@ -137,6 +138,11 @@ void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared)
 bool rdmap_conn_rx_untagged(const struct rdmap_conn *c)
 {
 	return c->rx_untagged > 0;
+}
+
+bool rdmap_conn_response_owed(const struct rdmap_conn *c)
+{
+	return atomic_load(&c->orq_owed);
 }
 
 void rdmap_conn_set_fpdu_max(struct rdmap_conn *c, size_t fpdu_max)
@@ -276,6 +282,7 @@ void conn_sq_progress(struct rdmap_conn *c)
 	uint32_t oldest, upto = c->sq_sent, i;
 	struct rdmap_orq *o;
 
+	conn_orq_publish(c); /* callers move the ORQ's head first */
 	if (!c->bound)
 		return;
 	/* a Read completes when its response arrived (RFC 5040 §5.2);
@@ -347,6 +354,7 @@ void conn_finish(struct rdmap_conn *c, int err, bool async)
 		return;
 	c->state = RDMAP_CONN_CLOSED;
 	c->close_err = err;
+	conn_orq_publish(c);
 	conn_rx_wait_end(c);
 	if (c->bound) {
 		if (c->have_rqe)

@@ -76,6 +76,7 @@
 #ifndef IWARP_RDMAP_RDMAP_CONN_H
 #define IWARP_RDMAP_RDMAP_CONN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -420,6 +421,9 @@ struct rdmap_conn {
 	/* ORQ / IRQ rings (sizes are powers of two >= ord / ird) */
 	struct rdmap_orq *orq;
 	uint32_t orq_size, orq_head, orq_tail;
+	/* the ORQ is not empty and the connection runs: a response is owed
+	 * (rdmap_conn_response_owed reads it from other threads) */
+	atomic_bool orq_owed;
 	struct rdmap_irq *irq;
 	uint32_t irq_size, irq_head, irq_tail;
 
@@ -492,6 +496,18 @@ void rdmap_conn_set_rx_shared(struct rdmap_conn *c, bool shared);
  * 5041 §7.2, no buffer).
  */
 bool rdmap_conn_rx_untagged(const struct rdmap_conn *c);
+
+/*
+ * Whether a Read Response or an RFC 7306 Atomic Response is owed to |c|
+ * (a request of ours is outstanding, RFC 5040 §5.2) while it runs: its
+ * arrival is bound to come, or the connection ends, and whoever receives
+ * it then runs the owner's queued work. Any thread. The value is
+ * published with sequentially consistent stores after each change, so a
+ * poster that queued work (a sequentially consistent exchange) before
+ * reading true knows that the receive which clears it runs after the
+ * work was queued.
+ */
+bool rdmap_conn_response_owed(const struct rdmap_conn *c);
 
 /*
  * Lets the engine wait for a receive WQE instead of failing at once when a

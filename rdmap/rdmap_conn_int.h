@@ -27,6 +27,16 @@ void conn_fail_cause(struct rdmap_conn *c, const struct iwarp_term_cause *t);
  */
 void conn_finish(struct rdmap_conn *c, int err, bool async);
 
+/*
+ * Publishes whether a response is owed (rdmap_conn_response_owed) after
+ * the ORQ or the state changed.
+ */
+static inline void conn_orq_publish(struct rdmap_conn *c)
+{
+	atomic_store(&c->orq_owed, c->state != RDMAP_CONN_CLOSED &&
+					   c->orq_head != c->orq_tail);
+}
+
 /* Ends a wait for a receive WQE without parsing what was kept (the
  * connection is over). */
 void conn_rx_wait_end(struct rdmap_conn *c);

@@ -262,6 +262,7 @@ static bool conn_frame_rtr(struct rdmap_conn *c)
 		o = &c->orq[c->orq_tail++ & (c->orq_size - 1)];
 		memset(o, 0, sizeof(*o));
 		o->sink_stag = MPA_RTR_STAG;
+		conn_orq_publish(c);
 		break;
 	case MPA_RTR_SEND:
 		ddp_tx_msn_alloc(&c->txq, DDP_QN_SEND, &msn);
@@ -542,6 +543,7 @@ static int conn_start_atomic(struct rdmap_conn *c, uint32_t idx,
 	o->req_id = ar.req_id;
 	o->sink = w->sge[0];
 	o->size = 8;
+	conn_orq_publish(c);
 	c->ops->sq_started(c->owner, idx);
 	return 1;
 }
@@ -582,6 +584,7 @@ static int conn_start_read(struct rdmap_conn *c, uint32_t idx,
 	o->sink_to = rr.sink_to;
 	o->size = rr.size;
 	o->got = 0;
+	conn_orq_publish(c);
 	c->ops->sq_started(c->owner, idx);
 	return 1;
 }

@@ -403,6 +403,58 @@ START_TEST(test_ord_limit)
 }
 END_TEST
 
+/*
+ * rdmap_conn_response_owed: true from a Read Request's framing until its
+ * response completes it (RFC 5040 §5.2), and after the connection ended
+ * with a Read unanswered, false (no response will come: a poster must not
+ * leave its work to one).
+ */
+START_TEST(test_response_owed)
+{
+	struct fk_owner a, b;
+	struct fk_region *asink, *bsrc;
+	struct rdmap_wqe *w;
+	size_t n;
+	int i;
+
+	pair_init(&a, &b, modes[0], 4, 2, 0);
+	asink = fk_region_add(&a, 0x11, 3 * 100, RW, 0);
+	bsrc = fk_region_add(&b, 0x22, 300, RR, 9);
+	ck_assert(!rdmap_conn_response_owed(a.c));
+	for (i = 0; i < 3; i++) {
+		w = fk_post_send(&a, 10 + (uint64_t)i, IWARP_WR_RDMA_READ, 0,
+				 0x11, asink->buf + 100 * i, 100);
+		w->rkey = 0x22;
+		w->remote_addr = (uintptr_t)bsrc->buf + 100 * (uint32_t)i;
+	}
+	/* posted, not framed: nothing owed yet */
+	rdmap_conn_sq_kick(a.c);
+	ck_assert(!rdmap_conn_response_owed(a.c));
+	n = fk_tx_drain(&a, wire, WIRE_CAP);
+	ck_assert(rdmap_conn_response_owed(a.c));
+	ck_assert(!rdmap_conn_response_owed(b.c));
+	fk_rx_feed(&b, wire, n, 0);
+	/* the responder owes; the requester still waits */
+	ck_assert(!rdmap_conn_response_owed(b.c));
+	ck_assert(rdmap_conn_response_owed(a.c));
+	fk_pump(&a, &b);
+	ck_assert_int_eq(a.nscq, 3);
+	ck_assert(!rdmap_conn_response_owed(a.c));
+	/* a Read left unanswered when the stream ends */
+	w = fk_post_send(&a, 20, IWARP_WR_RDMA_READ, 0, 0x11, asink->buf, 100);
+	w->rkey = 0x22;
+	w->remote_addr = (uintptr_t)bsrc->buf;
+	rdmap_conn_sq_kick(a.c);
+	(void)fk_tx_drain(&a, wire, WIRE_CAP);
+	ck_assert(rdmap_conn_response_owed(a.c));
+	rdmap_conn_closed(a.c, -ECONNRESET);
+	ck_assert(!rdmap_conn_response_owed(a.c));
+	ck_assert_int_eq(a.nscq, 4);
+	ck_assert_int_ne(a.scq[3].status, IWARP_WC_SUCCESS);
+	pair_fini(&a, &b);
+}
+END_TEST
+
 /* IRD: a Read Request beyond the responder's IRD is a stream error
  * (RFC 5040 §7 RDMAP remote operation, RFC 6581 §5), with the Read
  * Request header attached (RFC 5040 §4.8). */
@@ -2877,6 +2929,7 @@ static Suite *rdmap_conn_suite(void)
 	tcase_add_loop_test(tc, test_roundtrips, 0, 2 * NMODES);
 	tcase_add_test(tc, test_sq_order_after_read);
 	tcase_add_test(tc, test_ord_limit);
+	tcase_add_test(tc, test_response_owed);
 	tcase_add_test(tc, test_ird_limit);
 	tcase_add_loop_test(tc, test_protocol_errors, 0, BAD_COUNT);
 	tcase_add_loop_test(tc, test_ext_every_split, 0, (int)NMODES);

@@ -1,10 +1,21 @@
 /*
- * tests/stack_ord_test.c: a connection negotiated with ORD 0 (what a zeroed
- * struct iwarp_conn_param gives: responder_resources = initiator_depth = 0)
- * over the CM and real loopback TCP. RFC 6581 §5: with ORD 0 the side may
- * have no Read Request outstanding, so iwarp_post_send refuses a Read at
- * post time (-EINVAL, *bad_wr = the Read) and the QP stays usable: Writes
- * posted before and after it complete and the QP stays in RTS.
+ * tests/stack_ord_test.c: Reads and the ORD over the CM and real loopback
+ * TCP.
+ *
+ * A connection negotiated with ORD 0 (what a zeroed struct
+ * iwarp_conn_param gives: responder_resources = initiator_depth = 0). RFC
+ * 6581 §5: with ORD 0 the side may have no Read Request outstanding, so
+ * iwarp_post_send refuses a Read at post time (-EINVAL, *bad_wr = the
+ * Read) and the QP stays usable: Writes posted before and after it
+ * complete and the QP stays in RTS.
+ *
+ * Reads posted while responses are owed: the poster leaves their Read
+ * Requests to the pass that receives the next response (verbs/qp_engine.c
+ * engine_qp_kick). A thread that keeps a window of Reads open and sleeps
+ * in iwarp_get_cq_event (it reads the sockets itself) must see every Read
+ * complete, in order, with its data: a Read Request left to a response
+ * that had already been received would hang it until the suite's
+ * timeout.
  */
 #include "config.h"
 
@@ -162,6 +173,117 @@ START_TEST(test_read_refused_with_ord0)
 }
 END_TEST
 
+#define WIN_READS 48   /* Reads kept outstanding: three times the ORD */
+#define WIN_TOTAL 6000 /* Reads in all */
+#define WIN_SLOT  256  /* octets per Read; slot i % WIN_SLOTS */
+#define WIN_SLOTS 64
+
+/* Waits in iwarp_get_cq_event for |want| completions of |c| (it blocks:
+ * the suite's timeout bounds a lost wake-up). Returns how many. */
+static int win_reap(struct st_cq *c, struct iwarp_wc *wc, int want)
+{
+	struct iwarp_cq *ecq;
+	void *ectx;
+	int got = 0, n;
+
+	while (got < want) {
+		n = iwarp_poll_cq(c->cq, want - got, wc + got);
+		ck_assert_int_ge(n, 0);
+		got += n;
+		if (n || got == want)
+			continue;
+		ck_assert_int_eq(iwarp_req_notify_cq(c->cq, 0), 0);
+		n = iwarp_poll_cq(c->cq, want - got, wc + got);
+		ck_assert_int_ge(n, 0);
+		got += n;
+		if (n)
+			continue;
+		ck_assert_int_eq(iwarp_get_cq_event(c->ch, &ecq, &ectx), 0);
+		ck_assert_ptr_eq(ecq, c->cq);
+		iwarp_ack_cq_events(ecq, 1);
+	}
+	return got;
+}
+
+/*
+ * The client keeps WIN_READS Reads open (ORD 16: the rest wait in the SQ)
+ * and tops the window up by a varying batch after each wait, in progress
+ * mode _i & 1 (CPU, ADAPTIVE), waiting in iwarp_get_cq_event (_i & 2: it
+ * runs what is queued itself) or in poll(2) on the channel's fd (st_poll:
+ * only the engine's own threads move the Reads; bounded). Every Read
+ * completes in order and brings its slot's octets (cleared after each
+ * check).
+ */
+START_TEST(test_read_window)
+{
+	static const enum iwarp_progress_mode modes[] = {
+		IWARP_PROGRESS_CPU, IWARP_PROGRESS_ADAPTIVE};
+	long base = iw_mem_outstanding();
+	int rw = IWARP_ACCESS_LOCAL_WRITE | IWARP_ACCESS_REMOTE_READ;
+	struct st_qp_opts o = {.max_send_wr = 64, .max_recv_wr = 4};
+	struct iwarp_wc wc[WIN_READS];
+	struct iwarp_context_attr a;
+	struct st_buf sink, src;
+	uint64_t posted = 0, done = 0;
+	struct st_net n;
+	struct st_conn k;
+	bool drive = _i & 2;
+	int i, got;
+
+	st_attr(&a, 2, IWARP_CRC_REQUEST, 0);
+	a.progress = modes[_i & 1];
+	st_net_open(&n, &a);
+	st_conn_open(&n, &k, &o);
+	st_buf_reg(&sink, n.cli.pd, WIN_SLOT * WIN_SLOTS, rw);
+	st_buf_reg(&src, n.srv.pd, WIN_SLOT * WIN_SLOTS, rw);
+	memset(src.p, 0x5a, src.len);
+	while (done < WIN_TOTAL) {
+		/* a batch of 1..WIN_READS Reads, up to the window */
+		int batch = 1 + (int)(done * 7 % WIN_READS);
+
+		while (posted < WIN_TOTAL && posted - done < WIN_READS &&
+		       batch-- > 0) {
+			size_t off = (size_t)(posted % WIN_SLOTS) * WIN_SLOT;
+
+			ck_assert_int_eq(st_post_send(k.c->qp, posted,
+						      IWARP_WR_RDMA_READ,
+						      IWARP_SEND_SIGNALED,
+						      sink.mr, sink.p + off,
+						      WIN_SLOT,
+						      (uintptr_t)src.p + off,
+						      src.mr->rkey, 0),
+					 0);
+			posted++;
+		}
+		if (drive) {
+			got = win_reap(k.cq_c, wc, 1);
+		} else {
+			st_poll_n(k.cq_c, wc, 1);
+			got = 1;
+		}
+		got += iwarp_poll_cq(k.cq_c->cq, WIN_READS - got, wc + got);
+		for (i = 0; i < got; i++) {
+			size_t off = (size_t)(done % WIN_SLOTS) * WIN_SLOT;
+
+			st_wc_check(&wc[i], done, IWARP_WC_SUCCESS,
+				    IWARP_WC_RDMA_READ, WIN_SLOT, 0);
+			st_check_fill(sink.p + off, WIN_SLOT, 0x5a);
+			memset(sink.p + off, 0, WIN_SLOT);
+			done++;
+		}
+	}
+	ck_assert_uint_eq(posted, WIN_TOTAL);
+	st_cq_empty(k.cq_c);
+	ck_assert_int_eq(cmt_qp_state(k.c->qp), IWARP_QPS_RTS);
+	st_conn_disconnect(&n, &k, false);
+	st_conn_close(&k);
+	st_buf_free(&sink);
+	st_buf_free(&src);
+	st_net_close(&n);
+	st_wait_mem(base);
+}
+END_TEST
+
 static Suite *stack_ord_suite(void)
 {
 	Suite *s = suite_create("stack_ord");
@@ -169,6 +291,10 @@ static Suite *stack_ord_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_read_refused_with_ord0, 0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("window");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_read_window, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

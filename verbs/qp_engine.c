@@ -267,6 +267,16 @@ void engine_qp_kick(struct iw_qp *qp)
 		 * (engine_assist), outside the QP's lock the doorbell takes */
 		eng = g->eng;
 		engine_work_queue_quiet(eng, &g->doorbell);
+		/* Unless a Read or Atomic Response is owed: its arrival runs
+		 * the engine, and that pass sends what was posted until then
+		 * in one system call. A program that posts a batch of Reads
+		 * between two waits would otherwise send each Read Request
+		 * alone, and a sleeping progress thread would be woken for
+		 * what the response brings it anyway. Read after the queueing
+		 * (rdmap_conn_response_owed): when the receive that ends the
+		 * debt has already run its pass, this reads false. */
+		if (rdmap_conn_response_owed(conn->rc))
+			eng = NULL;
 	}
 	pthread_mutex_unlock(&qp->lock);
 	if (eng)
