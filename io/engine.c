@@ -958,6 +958,15 @@ void engine_assist(struct engine *eng)
 	engine_ring_bell(eng);
 }
 
+void engine_assist_owed(struct engine *eng)
+{
+	/* the progress thread, awake or woken by the bell, sends at once:
+	 * left to the next inbound message, a request could reach a peer
+	 * that has run out of work by then */
+	if (!eng->direct || atomic_load(&eng->ps_sockets))
+		engine_assist(eng);
+}
+
 static inline void engine_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

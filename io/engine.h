@@ -233,6 +233,16 @@ void engine_work_queue_quiet(struct engine *eng, struct engine_work *w);
  */
 void engine_assist(struct engine *eng);
 
+/*
+ * engine_assist for work queued while a pass is bound to come anyway (an
+ * inbound message owed to the work's connection, whose receiver runs the
+ * queued work after it): while the sockets are with the waiting threads,
+ * leaves the work to that pass or to the poster's own next wait, which
+ * then send all that was queued meanwhile at once; while the progress
+ * thread has them, as engine_assist. Any thread.
+ */
+void engine_assist_owed(struct engine *eng);
+
 /* ---- one-shot timers (engine thread) ---- */
 
 /* Embed one per timeout; engine_timer_init before first use. */

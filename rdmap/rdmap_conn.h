@@ -422,8 +422,13 @@ struct rdmap_conn {
 	struct rdmap_orq *orq;
 	uint32_t orq_size, orq_head, orq_tail;
 	/* the ORQ is not empty and the connection runs: a response is owed
-	 * (rdmap_conn_response_owed reads it from other threads) */
+	 * (rdmap_conn_response_owed reads it from other threads at each
+	 * post), stored only when it changes, and with cache lines of its
+	 * own: next to the ORQ's indices every Read's update of them lost
+	 * its line to the poster's read */
+	char owed_pad_before[64];
 	atomic_bool orq_owed;
+	char owed_pad_after[64];
 	struct rdmap_irq *irq;
 	uint32_t irq_size, irq_head, irq_tail;
 

@@ -33,8 +33,11 @@ void conn_finish(struct rdmap_conn *c, int err, bool async);
  */
 static inline void conn_orq_publish(struct rdmap_conn *c)
 {
-	atomic_store(&c->orq_owed, c->state != RDMAP_CONN_CLOSED &&
-					   c->orq_head != c->orq_tail);
+	bool owed = c->state != RDMAP_CONN_CLOSED && c->orq_head != c->orq_tail;
+
+	/* the engine is the only writer: a store only for a change */
+	if (atomic_load_explicit(&c->orq_owed, memory_order_relaxed) != owed)
+		atomic_store(&c->orq_owed, owed);
 }
 
 /* Ends a wait for a receive WQE without parsing what was kept (the

@@ -9,18 +9,20 @@
  * Read) and the QP stays usable: Writes posted before and after it
  * complete and the QP stays in RTS.
  *
- * Reads posted while responses are owed: the poster leaves their Read
- * Requests to the pass that receives the next response (verbs/qp_engine.c
- * engine_qp_kick). A thread that keeps a window of Reads open and sleeps
- * in iwarp_get_cq_event (it reads the sockets itself) must see every Read
- * complete, in order, with its data: a Read Request left to a response
- * that had already been received would hang it until the suite's
- * timeout.
+ * Reads posted while responses are owed: while the sockets are with the
+ * threads that wait, the poster leaves their Read Requests to the pass
+ * that receives the next response or to its own next wait
+ * (verbs/qp_engine.c engine_qp_kick). A window of Reads kept open must
+ * see every Read complete, in order, with its data, whoever waits: a
+ * Read Request left to a response that had already been received would
+ * hang the window (bounded: st_poll, the suite's timeout).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "iwarp/iwarp.h"
@@ -205,14 +207,44 @@ static int win_reap(struct st_cq *c, struct iwarp_wc *wc, int want)
 	return got;
 }
 
+/* A thread that sleeps in iwarp_get_cq_event on an idle CQ of the client's
+ * context, so that the sockets are with it, until |stop| and an event. */
+struct win_driver {
+	struct st_cq *cq;
+	atomic_bool stop;
+	int err;
+};
+
+static void *win_drive(void *arg)
+{
+	struct win_driver *d = arg;
+	struct iwarp_wc wc;
+	struct iwarp_cq *ecq;
+	void *ectx;
+
+	while (!atomic_load(&d->stop)) {
+		d->err = iwarp_req_notify_cq(d->cq->cq, 0);
+		if (!d->err)
+			d->err = iwarp_get_cq_event(d->cq->ch, &ecq, &ectx);
+		if (d->err)
+			break;
+		iwarp_ack_cq_events(ecq, 1);
+		while (iwarp_poll_cq(d->cq->cq, 1, &wc) > 0)
+			;
+	}
+	return NULL;
+}
+
 /*
  * The client keeps WIN_READS Reads open (ORD 16: the rest wait in the SQ)
  * and tops the window up by a varying batch after each wait, in progress
- * mode _i & 1 (CPU, ADAPTIVE), waiting in iwarp_get_cq_event (_i & 2: it
- * runs what is queued itself) or in poll(2) on the channel's fd (st_poll:
- * only the engine's own threads move the Reads; bounded). Every Read
- * completes in order and brings its slot's octets (cleared after each
- * check).
+ * mode _i & 1 (CPU, ADAPTIVE). It waits (_i >> 1) in iwarp_get_cq_event
+ * (it reads the sockets itself and runs what it left queued), in poll(2)
+ * on the channel's fd (the progress thread has the sockets), or in poll(2)
+ * while another thread sleeps in iwarp_get_cq_event on an idle CQ: then
+ * only that thread's passes, woken by the responses, send the Read
+ * Requests left to them. Every Read completes in order and brings its
+ * slot's octets (cleared after each check).
  */
 START_TEST(test_read_window)
 {
@@ -226,14 +258,25 @@ START_TEST(test_read_window)
 	struct st_buf sink, src;
 	uint64_t posted = 0, done = 0;
 	struct st_net n;
-	struct st_conn k;
-	bool drive = _i & 2;
+	struct st_conn k, k2;
+	struct st_cq idle;
+	struct win_driver d = {.cq = &idle};
+	pthread_t t;
+	int wait = _i >> 1;
 	int i, got;
 
 	st_attr(&a, 2, IWARP_CRC_REQUEST, 0);
 	a.progress = modes[_i & 1];
 	st_net_open(&n, &a);
 	st_conn_open(&n, &k, &o);
+	if (wait == 2) {
+		struct st_qp_opts o2 = {.cli_cq = &idle};
+
+		st_cq_open(&idle, n.cli.ctx, 16);
+		st_conn_open(&n, &k2, &o2);
+		atomic_init(&d.stop, false);
+		ck_assert_int_eq(pthread_create(&t, NULL, win_drive, &d), 0);
+	}
 	st_buf_reg(&sink, n.cli.pd, WIN_SLOT * WIN_SLOTS, rw);
 	st_buf_reg(&src, n.srv.pd, WIN_SLOT * WIN_SLOTS, rw);
 	memset(src.p, 0x5a, src.len);
@@ -255,7 +298,7 @@ START_TEST(test_read_window)
 					 0);
 			posted++;
 		}
-		if (drive) {
+		if (wait == 0) {
 			got = win_reap(k.cq_c, wc, 1);
 		} else {
 			st_poll_n(k.cq_c, wc, 1);
@@ -275,6 +318,22 @@ START_TEST(test_read_window)
 	ck_assert_uint_eq(posted, WIN_TOTAL);
 	st_cq_empty(k.cq_c);
 	ck_assert_int_eq(cmt_qp_state(k.c->qp), IWARP_QPS_RTS);
+	if (wait == 2) {
+		/* a Send's completion on the idle CQ ends the driver */
+		atomic_store(&d.stop, true);
+		ck_assert_int_eq(st_post_recv(k2.s->qp, 1, NULL, NULL, 0), 0);
+		ck_assert_int_eq(st_post_send(k2.c->qp, 2, IWARP_WR_SEND,
+					      IWARP_SEND_SIGNALED, NULL, NULL,
+					      0, 0, 0, 0),
+				 0);
+		ck_assert_int_eq(pthread_join(t, NULL), 0);
+		ck_assert_int_eq(d.err, 0);
+		st_poll_n(k2.cq_s, wc, 1);
+		st_wc_check(&wc[0], 1, IWARP_WC_SUCCESS, IWARP_WC_RECV, 0, 0);
+		st_conn_disconnect(&n, &k2, false);
+		st_conn_close(&k2);
+		st_cq_close(&idle);
+	}
 	st_conn_disconnect(&n, &k, false);
 	st_conn_close(&k);
 	st_buf_free(&sink);
@@ -294,7 +353,7 @@ static Suite *stack_ord_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("window");
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_read_window, 0, 4);
+	tcase_add_loop_test(tc, test_read_window, 0, 6);
 	suite_add_tcase(s, tc);
 	return s;
 }

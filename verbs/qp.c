@@ -296,7 +296,7 @@ IWARP_EXPORT int iwarp_modify_qp(struct iwarp_qp *pub,
 			ctx_async_push(pub->context, &ev);
 		}
 	} else if (next == IWARP_QPS_RTS && cur == IWARP_QPS_SQD) {
-		engine_qp_kick(qp); /* resume the send queue */
+		engine_qp_kick(qp, false); /* resume the send queue */
 	}
 	return 0;
 }

@@ -252,11 +252,12 @@ int qp_conn_attach_ep(struct qp_conn *conn, struct endpoint *ep,
 	return 0;
 }
 
-void engine_qp_kick(struct iw_qp *qp)
+void engine_qp_kick(struct iw_qp *qp, bool reads_only)
 {
 	struct conn_glue *g = NULL;
 	struct engine *eng = NULL;
 	struct qp_conn *conn;
+	bool owed = false;
 
 	pthread_mutex_lock(&qp->lock);
 	conn = qp->conn;
@@ -267,19 +268,21 @@ void engine_qp_kick(struct iw_qp *qp)
 		 * (engine_assist), outside the QP's lock the doorbell takes */
 		eng = g->eng;
 		engine_work_queue_quiet(eng, &g->doorbell);
-		/* Unless a Read or Atomic Response is owed: its arrival runs
-		 * the engine, and that pass sends what was posted until then
-		 * in one system call. A program that posts a batch of Reads
-		 * between two waits would otherwise send each Read Request
-		 * alone, and a sleeping progress thread would be woken for
-		 * what the response brings it anyway. Read after the queueing
-		 * (rdmap_conn_response_owed): when the receive that ends the
-		 * debt has already run its pass, this reads false. */
-		if (rdmap_conn_response_owed(conn->rc))
-			eng = NULL;
+		/* Reads (and atomics) posted while a response is owed need
+		 * not go at once: its arrival runs the engine, and that pass
+		 * (or the poster's own next wait) sends what was posted
+		 * until then in one system call, where a program that posts
+		 * a batch of Reads between two waits would send each Read
+		 * Request alone (engine_assist_owed). Read after the
+		 * queueing (rdmap_conn_response_owed): when the receive that
+		 * ends the debt has already run its pass, this reads false.
+		 * Other messages go at once as before. */
+		owed = reads_only && rdmap_conn_response_owed(conn->rc);
 	}
 	pthread_mutex_unlock(&qp->lock);
-	if (eng)
+	if (eng && owed)
+		engine_assist_owed(eng);
+	else if (eng)
 		engine_assist(eng);
 	if (conn && !g)
 		qp_conn_sq_kick(conn); /* driven in place (tests) */

@@ -217,7 +217,7 @@ int qp_post_send(struct iwarp_qp *pub, struct iwarp_send_wr *wr,
 {
 	struct iw_qp *qp;
 	uint64_t total;
-	bool flush, posted = false;
+	bool flush, posted = false, reads_only = true;
 	int err = 0;
 
 	if (!pub || !wr || !bad_wr)
@@ -263,10 +263,12 @@ int qp_post_send(struct iwarp_qp *pub, struct iwarp_send_wr *wr,
 		__atomic_store_n(&qp->sq_head, qp->sq_head + 1,
 				 __ATOMIC_RELEASE);
 		posted = true;
+		reads_only = reads_only && (wr->opcode == IWARP_WR_RDMA_READ ||
+					    rdmap_wr_is_atomic(wr->opcode));
 	}
 	pthread_mutex_unlock(&qp->lock);
 	if (posted)
-		engine_qp_kick(qp);
+		engine_qp_kick(qp, reads_only);
 	if (err)
 		*bad_wr = wr;
 	return err;
@@ -316,7 +318,7 @@ IWARP_EXPORT int iwarp_post_recv(struct iwarp_qp *pub, struct iwarp_recv_wr *wr,
 	       qp->rq_head != __atomic_load_n(&qp->rq_tail, __ATOMIC_ACQUIRE);
 	pthread_mutex_unlock(&qp->lock);
 	if (kick)
-		engine_qp_kick(qp);
+		engine_qp_kick(qp, false);
 	if (err)
 		*bad_wr = wr;
 	return err;

@@ -486,8 +486,9 @@ int qp_sq_complete(struct iw_qp *qp, uint32_t upto,
 		   enum iwarp_wc_status status);
 
 /* ---- hooks the engine provides to verbs (io/engine.h implements) ---- */
-/* Called after WRs were added to the SQ (doorbell). */
-void engine_qp_kick(struct iw_qp *qp);
+/* Called after WRs were added to the SQ (doorbell); |reads_only| when each
+ * of them is a Read or an atomic (it is answered by a response). */
+void engine_qp_kick(struct iw_qp *qp, bool reads_only);
 /* Called when the application moves a connected QP to ERR or SQD, or destroys
  * it; the engine sends what the RFC asks (TERMINATE / orderly close) and
  * detaches. verbs calls it (without holding qp->lock) for every application
