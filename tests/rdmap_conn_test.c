@@ -366,25 +366,35 @@ START_TEST(test_sq_order_after_read)
 }
 END_TEST
 
+/* Posts |count| Reads of 100 octets (wr_id 10, 11, ...): piece i of
+ * |src| (STag 0x22) into piece i of |sink| (STag 0x11). */
+static void post_reads(struct fk_owner *a, struct fk_region *sink,
+		       struct fk_region *src, int count)
+{
+	struct rdmap_wqe *w;
+	int i;
+
+	for (i = 0; i < count; i++) {
+		w = fk_post_send(a, 10 + (uint64_t)i, IWARP_WR_RDMA_READ, 0,
+				 0x11, sink->buf + 100 * i, 100);
+		w->rkey = 0x22;
+		w->remote_addr = (uintptr_t)src->buf + 100 * (uint32_t)i;
+	}
+}
+
 /* ORD: at most |ord| Read Requests outstanding (RFC 6581 §5). */
 START_TEST(test_ord_limit)
 {
 	static struct fpdu f[64];
 	struct fk_owner a, b;
 	struct fk_region *asink, *bsrc;
-	struct rdmap_wqe *w;
 	size_t n;
 	int i, nf;
 
 	pair_init(&a, &b, modes[0], 8, 2, 0);
 	asink = fk_region_add(&a, 0x11, 4 * 100, RW, 0);
 	bsrc = fk_region_add(&b, 0x22, 400, RR, 9);
-	for (i = 0; i < 4; i++) {
-		w = fk_post_send(&a, 10 + (uint64_t)i, IWARP_WR_RDMA_READ, 0,
-				 0x11, asink->buf + 100 * i, 100);
-		w->rkey = 0x22;
-		w->remote_addr = (uintptr_t)bsrc->buf + 100 * (uint32_t)i;
-	}
+	post_reads(&a, asink, bsrc, 4);
 	rdmap_conn_sq_kick(a.c);
 	n = fk_tx_drain(&a, wire, WIRE_CAP);
 	nf = wire_split(wire, n, false, f, 64);
@@ -415,18 +425,12 @@ START_TEST(test_response_owed)
 	struct fk_region *asink, *bsrc;
 	struct rdmap_wqe *w;
 	size_t n;
-	int i;
 
 	pair_init(&a, &b, modes[0], 4, 2, 0);
 	asink = fk_region_add(&a, 0x11, 3 * 100, RW, 0);
 	bsrc = fk_region_add(&b, 0x22, 300, RR, 9);
 	ck_assert(!rdmap_conn_response_owed(a.c));
-	for (i = 0; i < 3; i++) {
-		w = fk_post_send(&a, 10 + (uint64_t)i, IWARP_WR_RDMA_READ, 0,
-				 0x11, asink->buf + 100 * i, 100);
-		w->rkey = 0x22;
-		w->remote_addr = (uintptr_t)bsrc->buf + 100 * (uint32_t)i;
-	}
+	post_reads(&a, asink, bsrc, 3);
 	/* posted, not framed: nothing owed yet */
 	rdmap_conn_sq_kick(a.c);
 	ck_assert(!rdmap_conn_response_owed(a.c));

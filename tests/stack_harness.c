@@ -373,7 +373,9 @@ void st_conn_close(struct st_conn *k)
 	memset(k, 0, sizeof(*k));
 }
 
-int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms)
+/* st_poll (|block| false) and st_reap_blocking (|block| true). */
+static int poll_until(struct st_cq *c, struct iwarp_wc *wc, int want, int ms,
+		      bool block)
 {
 	uint64_t deadline = st_now_ms() + (uint64_t)ms;
 	struct iwarp_cq *ecq;
@@ -384,7 +386,7 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms)
 		n = iwarp_poll_cq(c->cq, want - got, wc + got);
 		ck_assert_int_ge(n, 0);
 		got += n;
-		if (got == want || (n == 0 && !ms_left(deadline)))
+		if (got == want || (n == 0 && !block && !ms_left(deadline)))
 			break;
 		if (n)
 			continue;
@@ -395,7 +397,7 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms)
 		got += n;
 		if (n)
 			continue;
-		if (fd_ready(c->ch->fd, ms_left(deadline))) {
+		if (block || fd_ready(c->ch->fd, ms_left(deadline))) {
 			ck_assert_int_eq(iwarp_get_cq_event(c->ch, &ecq, &ectx),
 					 0);
 			ck_assert_ptr_eq(ecq, c->cq);
@@ -404,6 +406,16 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms)
 		}
 	}
 	return got;
+}
+
+int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms)
+{
+	return poll_until(c, wc, want, ms, false);
+}
+
+void st_reap_blocking(struct st_cq *c, struct iwarp_wc *wc, int want)
+{
+	ck_assert_int_eq(poll_until(c, wc, want, 0, true), want);
 }
 
 void st_poll_n(struct st_cq *c, struct iwarp_wc *wc, int want)

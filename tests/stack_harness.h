@@ -128,6 +128,14 @@ int st_poll(struct st_cq *c, struct iwarp_wc *wc, int want, int ms);
 /* st_poll that asserts |want| completions arrived. */
 void st_poll_n(struct st_cq *c, struct iwarp_wc *wc, int want);
 
+/*
+ * Reads |want| completions of |c|, sleeping in iwarp_get_cq_event between
+ * polls: the waiting thread reads the engine's sockets itself (direct
+ * socket I/O). Not bounded by ST_WAIT_MS: the test case's timeout bounds
+ * a wake-up that never comes.
+ */
+void st_reap_blocking(struct st_cq *c, struct iwarp_wc *wc, int want);
+
 /* Asserts that no completion is pending on |c| right now. Only for use
  * once every WR posted to the CQ's queues has completed (and was checked
  * by wr_id): nothing is left that could complete later, so an entry here

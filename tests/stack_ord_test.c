@@ -180,33 +180,6 @@ END_TEST
 #define WIN_SLOT  256  /* octets per Read; slot i % WIN_SLOTS */
 #define WIN_SLOTS 64
 
-/* Waits in iwarp_get_cq_event for |want| completions of |c| (it blocks:
- * the suite's timeout bounds a lost wake-up). Returns how many. */
-static int win_reap(struct st_cq *c, struct iwarp_wc *wc, int want)
-{
-	struct iwarp_cq *ecq;
-	void *ectx;
-	int got = 0, n;
-
-	while (got < want) {
-		n = iwarp_poll_cq(c->cq, want - got, wc + got);
-		ck_assert_int_ge(n, 0);
-		got += n;
-		if (n || got == want)
-			continue;
-		ck_assert_int_eq(iwarp_req_notify_cq(c->cq, 0), 0);
-		n = iwarp_poll_cq(c->cq, want - got, wc + got);
-		ck_assert_int_ge(n, 0);
-		got += n;
-		if (n)
-			continue;
-		ck_assert_int_eq(iwarp_get_cq_event(c->ch, &ecq, &ectx), 0);
-		ck_assert_ptr_eq(ecq, c->cq);
-		iwarp_ack_cq_events(ecq, 1);
-	}
-	return got;
-}
-
 /* A thread that sleeps in iwarp_get_cq_event on an idle CQ of the client's
  * context, so that the sockets are with it, until |stop| and an event. */
 struct win_driver {
@@ -298,12 +271,11 @@ START_TEST(test_read_window)
 					 0);
 			posted++;
 		}
-		if (wait == 0) {
-			got = win_reap(k.cq_c, wc, 1);
-		} else {
+		if (wait == 0)
+			st_reap_blocking(k.cq_c, wc, 1);
+		else
 			st_poll_n(k.cq_c, wc, 1);
-			got = 1;
-		}
+		got = 1;
 		got += iwarp_poll_cq(k.cq_c->cq, WIN_READS - got, wc + got);
 		for (i = 0; i < got; i++) {
 			size_t off = (size_t)(done % WIN_SLOTS) * WIN_SLOT;
