@@ -23,6 +23,7 @@
 #include "io/engine_int.h"
 #include "io/ep.h"
 #include "util/mem.h"
+#include "util/oneshot.h"
 #include "util/thread.h"
 
 #define ENGINE_RING_DEFAULT 256
@@ -282,10 +283,19 @@ int engine_call(struct engine *eng, void (*fn)(void *arg), void *arg)
 	return 0;
 }
 
+/*
+ * A call engine_call_sync waits for, on the caller's stack. With a
+ * progress thread the caller sleeps on |woken| (util/oneshot.h: the
+ * engine wakes it without a lock the woken caller would then wait for);
+ * in INLINE mode it waits on |cond| with a timeout, to take over the
+ * engine if the thread running it leaves first.
+ */
 struct engine_sync_item {
 	struct engine_work work;
 	void (*fn)(void *arg);
 	void *arg;
+	bool use_cond;
+	struct iw_oneshot woken;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool done;
@@ -296,6 +306,10 @@ static void engine_sync_run(void *arg)
 	struct engine_sync_item *s = arg;
 
 	s->fn(s->arg);
+	if (!s->use_cond) {
+		iw_oneshot_set(&s->woken); /* |s| may be gone after this */
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	s->done = true;
 	pthread_cond_signal(&s->cond);
@@ -360,6 +374,14 @@ int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg)
 	}
 	s.fn = fn;
 	s.arg = arg;
+	s.use_cond = eng->mode == ENGINE_MODE_INLINE;
+	if (!s.use_cond) {
+		iw_oneshot_init(&s.woken);
+		engine_work_init(&s.work, engine_sync_run, &s);
+		engine_work_queue(eng, &s.work);
+		iw_oneshot_wait(&s.woken);
+		return 0;
+	}
 	s.done = false;
 	pthread_mutex_init(&s.lock, NULL);
 	pthread_cond_init(&s.cond, NULL);
@@ -367,32 +389,27 @@ int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg)
 	engine_work_queue(eng, &s.work);
 	pthread_mutex_lock(&s.lock);
 	while (!s.done) {
-		if (eng->mode == ENGINE_MODE_INLINE) {
-			/* The runner may leave before our item ran: take
-			 * over if it does. */
-			struct timespec ts;
+		/* The runner may leave before our item ran: take over if it
+		 * does. */
+		struct timespec ts;
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 1000000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&s.cond, &s.lock, &ts);
-			if (!s.done &&
-			    pthread_mutex_trylock(&eng->run_lock) == 0) {
-				pthread_mutex_unlock(&s.lock);
-				tls_engine = eng;
-				engine_work_collect(eng);
-				while (eng->work_head)
-					engine_work_run(eng);
-				engine_submit(eng);
-				tls_engine = NULL;
-				pthread_mutex_unlock(&eng->run_lock);
-				pthread_mutex_lock(&s.lock);
-			}
-		} else {
-			pthread_cond_wait(&s.cond, &s.lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&s.cond, &s.lock, &ts);
+		if (!s.done && pthread_mutex_trylock(&eng->run_lock) == 0) {
+			pthread_mutex_unlock(&s.lock);
+			tls_engine = eng;
+			engine_work_collect(eng);
+			while (eng->work_head)
+				engine_work_run(eng);
+			engine_submit(eng);
+			tls_engine = NULL;
+			pthread_mutex_unlock(&eng->run_lock);
+			pthread_mutex_lock(&s.lock);
 		}
 	}
 	pthread_mutex_unlock(&s.lock);

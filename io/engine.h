@@ -138,7 +138,9 @@ int engine_call(struct engine *eng, void (*fn)(void *arg), void *arg);
  * Runs fn(arg) on the engine thread and waits until it returned. Any thread:
  * on the engine thread itself it runs fn directly. In INLINE mode, when no
  * thread is inside engine_run_once, the caller runs fn itself (it holds the
- * engine while doing so). Returns 0 or -ENOMEM.
+ * engine while doing so). With a progress thread the caller sleeps on a
+ * one-shot flag the engine sets after fn returned (util/oneshot.h: no lock
+ * for the woken caller to wait on). Returns 0 or -ENOMEM.
  */
 int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg);
 

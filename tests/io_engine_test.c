@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -954,15 +955,37 @@ static void call_seq(void *arg)
 	free(a);
 }
 
+/* A sync call's item on the caller's stack: what the call wrote must be
+ * there when engine_call_sync returns (the engine wakes the caller after
+ * the call, with nothing of the item touched afterwards). */
+struct sync_item {
+	struct calls *c;
+	long seq;
+	long seen; /* written by the call */
+};
+
+static void call_inc_seen(void *arg)
+{
+	struct sync_item *it = arg;
+
+	call_inc(it->c);
+	it->seen = it->seq;
+}
+
 static void *sync_caller(void *arg)
 {
 	struct calls *c = arg;
-	int i;
+	long i, early = 0;
 
-	for (i = 0; i < 2000; i++)
-		if (engine_call_sync(c->eng, call_inc, c) != 0)
+	for (i = 0; i < 2000; i++) {
+		/* a fresh item at the same stack address each round */
+		struct sync_item it = {.c = c, .seq = i, .seen = -1};
+
+		if (engine_call_sync(c->eng, call_inc_seen, &it) != 0)
 			break;
-	return NULL;
+		early += it.seen != i;
+	}
+	return (void *)(intptr_t)early;
 }
 
 static void *async_caller(void *arg)
@@ -1000,8 +1023,13 @@ START_TEST(test_call_sync_threads)
 		for (i = 0; i < 200; i++)
 			engine_run_once(c.eng, 1);
 	}
-	for (i = 0; i < 4; i++)
-		pthread_join(th[i], NULL);
+	for (i = 0; i < 4; i++) {
+		void *early = NULL;
+
+		pthread_join(th[i], &early);
+		/* no call returned before its work had run */
+		ck_assert_int_eq((intptr_t)early, 0);
+	}
 	engine_call_sync(c.eng, call_inc, &c);
 	ck_assert_int_eq(c.counter, 4 * 2000 + 1);
 	ck_assert_int_eq(c.off_thread, 0);

@@ -7,6 +7,7 @@ libiwarp_core_la_SOURCES += \
 	util/crc32c_slice8.c \
 	util/crc32c_sse42.c \
 	util/errors.c \
+	util/oneshot.c util/oneshot.h \
 	util/thread.c util/thread.h util/tsan.h \
 	util/log.c util/log.h
 if HAVE_ISAL
