@@ -1,11 +1,23 @@
 /*
  * cm/cm_event.c: event channels and CM events (librdmacm semantics).
  *
- * The channel's fd is an eventfd whose counter is non-zero exactly while
- * events are queued, so poll/epoll on it works and a blocking
- * iwarp_cm_get_event() sleeps in poll(). Each delivered event counts
- * against its owner id until acked; iwarp_cm_destroy_id() waits for that
- * (as rdma_destroy_id does). A CONNECT_REQUEST counts against the listener.
+ * The channel's fd is an eventfd whose counter is non-zero while events
+ * are queued, so poll/epoll on it works and a blocking iwarp_cm_get_event()
+ * sleeps in poll(). Each delivered event counts against its owner id until
+ * acked; iwarp_cm_destroy_id() waits for that (as rdma_destroy_id does). A
+ * CONNECT_REQUEST counts against the listener.
+ *
+ * The push that makes the queue non-empty and the get_event that empties
+ * it change the counter after unlocking, as completion channels do
+ * (verbs/comp_channel.c): the waiter a write(2) wakes usually preempts the
+ * writer on its CPU, and with the write under the lock its first step,
+ * taking that lock, would put it back to sleep until the writer ran again.
+ * The counter therefore counts (EFD_SEMAPHORE): one up each time the queue
+ * became non-empty, one down each time it became empty, so changes applied
+ * out of order still sum to the queue's state; a take-back whose raise is
+ * still in flight waits for it (verbs_efd_step). A raise in flight is
+ * counted in |raising|, which the channel's destroy waits out: the id it
+ * was for may have moved to another channel meanwhile (cm_channel_move).
  */
 #include "config.h"
 
@@ -13,6 +25,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -27,14 +40,11 @@
 /* Contexts in INLINE progress mode one get_event call drives at most. */
 #define CM_INLINE_MAX 8
 
+/* One step of the fd's counter (see above); under the channel's lock only
+ * where rare (purge, move). */
 static void efd_set(int fd, bool on)
 {
-	uint64_t v = 1;
-	ssize_t r;
-
-	do {
-		r = on ? write(fd, &v, sizeof(v)) : read(fd, &v, sizeof(v));
-	} while (r < 0 && errno == EINTR);
+	verbs_efd_step(fd, on);
 }
 
 IWARP_EXPORT const char *iwarp_cm_event_str(enum iwarp_cm_event_type event)
@@ -78,7 +88,7 @@ IWARP_EXPORT struct iwarp_event_channel *iwarp_cm_create_event_channel(void)
 
 	if (!ch)
 		return NULL;
-	ch->pub.fd = eventfd(0, EFD_CLOEXEC);
+	ch->pub.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (ch->pub.fd < 0) {
 		err = errno;
 		goto err_free;
@@ -115,6 +125,10 @@ iwarp_cm_destroy_event_channel(struct iwarp_event_channel *channel)
 	if (!channel)
 		return;
 	ch = cm_channel_from_pub(channel);
+	/* a push that queued its event before its id left may still be
+	 * raising the counter: it touches nothing of |ch| after that */
+	while (__atomic_load_n(&ch->raising, __ATOMIC_ACQUIRE))
+		sched_yield();
 	/* librdmacm: every id must be destroyed first; events left are freed */
 	for (ev = ch->head; ev; ev = next) {
 		next = ev->next;
@@ -147,6 +161,7 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 {
 	struct cm_channel *ch;
 	struct cm_event *ev;
+	bool raise;
 
 	if (id->state == CM_S_DEAD)
 		return 0;
@@ -194,9 +209,14 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 	else
 		ch->head = ev;
 	ch->tail = ev;
-	if (ch->head == ev)
-		efd_set(ch->pub.fd, true);
+	raise = ch->head == ev;
+	if (raise)
+		__atomic_add_fetch(&ch->raising, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ch->lock);
+	if (raise) {
+		efd_set(ch->pub.fd, true);
+		__atomic_sub_fetch(&ch->raising, 1, __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 
@@ -366,14 +386,17 @@ IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
 		pthread_mutex_lock(&ch->lock);
 		ev = ch->head;
 		if (ev) {
+			bool emptied;
+
 			ch->head = ev->next;
-			if (!ch->head) {
+			emptied = !ch->head;
+			if (emptied)
 				ch->tail = NULL;
-				efd_set(ch->pub.fd, false);
-			}
 			ev->next = NULL;
 			ev->owner->events_out++;
 			pthread_mutex_unlock(&ch->lock);
+			if (emptied)
+				efd_set(ch->pub.fd, false);
 			*event = &ev->pub;
 			return 0;
 		}

@@ -88,6 +88,9 @@ struct cm_channel {
 	unsigned int driving;  /* get_event calls running engines */
 	unsigned int draining; /* del_id waiting: start no new run */
 	pthread_cond_t drove;  /* |driving| dropped to 0 */
+	/* pushes raising the fd's counter after they unlocked
+	 * (cm_event_push): the channel's destroy waits for them */
+	unsigned int raising;
 };
 
 /* Connection state of an id (engine thread). */

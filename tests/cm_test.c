@@ -12,6 +12,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1591,6 +1593,129 @@ START_TEST(test_inline_progress)
 }
 END_TEST
 
+/*
+ * The channel's fd counter changes outside its lock (cm/cm_event.c):
+ * producers push events from their own threads while this thread takes
+ * them, so that raises and take-backs land out of order. Each producer
+ * waits for its previous event to be taken, so the queue keeps turning
+ * empty and non-empty. A readable fd must always find an event, every
+ * event must be found, and at the end nothing is readable.
+ */
+#define CHAN_PRODUCERS 4
+#define CHAN_ROUNDS    3000
+
+struct cm_chan_run {
+	struct iwarp_cm_id *id[CHAN_PRODUCERS];
+	unsigned int taken[CHAN_PRODUCERS];
+	int failed;
+};
+
+struct cm_chan_producer {
+	struct cm_chan_run *run;
+	int idx;
+};
+
+static double cm_elapsed_s(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void *cm_chan_producer_main(void *arg)
+{
+	struct cm_chan_producer *p = arg;
+	struct cm_id *id = cm_id_from_pub(p->run->id[p->idx]);
+	struct timespec t0;
+	unsigned int k;
+
+	for (k = 1; k <= CHAN_ROUNDS; k++) {
+		if (cm_event_push(id, NULL, IWARP_CM_EVENT_ADDR_RESOLVED, 0,
+				  NULL, 0, 0, 0)) {
+			__atomic_store_n(&p->run->failed, 1, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (__atomic_load_n(&p->run->taken[p->idx],
+				       __ATOMIC_ACQUIRE) < k) {
+			if (cm_elapsed_s(&t0) > 20) { /* a lost event */
+				__atomic_store_n(&p->run->failed, 2,
+						 __ATOMIC_RELEASE);
+				return NULL;
+			}
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_channel_concurrent)
+{
+	bool nonblocking = _i == 1;
+	struct cm_chan_producer prod[CHAN_PRODUCERS];
+	long base = iw_mem_outstanding();
+	struct iwarp_event_channel *ch;
+	pthread_t th[CHAN_PRODUCERS];
+	struct iwarp_cm_event *ev;
+	struct cm_chan_run run;
+	struct pollfd pfd;
+	unsigned int total;
+	int i;
+
+	memset(&run, 0, sizeof(run));
+	ch = iwarp_cm_create_event_channel();
+	ck_assert_ptr_nonnull(ch);
+	if (nonblocking)
+		ck_assert_int_eq(fcntl(ch->fd, F_SETFL, O_NONBLOCK), 0);
+	for (i = 0; i < CHAN_PRODUCERS; i++)
+		ck_assert_int_eq(iwarp_cm_create_id(ch, NULL, &run.id[i],
+						    (void *)(intptr_t)i,
+						    IWARP_PS_TCP),
+				 0);
+	for (i = 0; i < CHAN_PRODUCERS; i++) {
+		prod[i].run = &run;
+		prod[i].idx = i;
+		ck_assert_int_eq(pthread_create(&th[i], NULL,
+						cm_chan_producer_main,
+						&prod[i]),
+				 0);
+	}
+	for (total = 0; total < CHAN_PRODUCERS * CHAN_ROUNDS;) {
+		ck_assert_int_eq(__atomic_load_n(&run.failed, __ATOMIC_ACQUIRE),
+				 0);
+		pfd.fd = ch->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		/* bounded: a lost raise fails here, not by hanging */
+		ck_assert_int_eq(poll(&pfd, 1, 20000), 1);
+		/* readable: an event is there (a blocking call would return
+		 * one anyway; a non-blocking one must not say -EAGAIN) */
+		ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), 0);
+		i = (int)(intptr_t)ev->id->context;
+		ck_assert_int_ge(i, 0);
+		ck_assert_int_lt(i, CHAN_PRODUCERS);
+		ck_assert_int_eq(ev->event, IWARP_CM_EVENT_ADDR_RESOLVED);
+		ck_assert_int_eq(iwarp_cm_ack_event(ev), 0);
+		__atomic_add_fetch(&run.taken[i], 1, __ATOMIC_RELEASE);
+		total++;
+	}
+	for (i = 0; i < CHAN_PRODUCERS; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	ck_assert_int_eq(run.failed, 0);
+	/* every raise taken back: nothing readable, nothing queued */
+	pfd.revents = 0;
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	if (nonblocking)
+		ck_assert_int_eq(iwarp_cm_get_event(ch, &ev), -EAGAIN);
+	for (i = 0; i < CHAN_PRODUCERS; i++)
+		ck_assert_int_eq(iwarp_cm_destroy_id(run.id[i]), 0);
+	iwarp_cm_destroy_event_channel(ch);
+	ck_assert_int_eq(iw_mem_outstanding(), base);
+}
+END_TEST
+
 static Suite *cm_suite(void)
 {
 	Suite *s = suite_create("cm");
@@ -1609,6 +1734,7 @@ static Suite *cm_suite(void)
 	tcase_add_test(tc, test_bad_responders);
 	tcase_add_test(tc, test_destroy_listener_with_pending);
 	tcase_add_test(tc, test_destroy_drops_queued_events);
+	tcase_add_loop_test(tc, test_channel_concurrent, 0, 2);
 	tcase_add_test(tc, test_preconnect_calls_here);
 	tcase_add_loop_test(tc, test_connect_options, 0,
 			    (int)(sizeof(opts) / sizeof(opts[0])));
