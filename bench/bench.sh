@@ -705,6 +705,24 @@ T=300
 # shellcheck disable=SC2086
 AGG_ENG=$(IWARP_ENGINES=$ENG_N && export IWARP_ENGINES &&
 	iw_run --test write -s 65536 -n "$n" -q "$IW_CONN_Q" $CCARG | json_get bw_average)
+# the connection rate again without the initiator's MPA Reply grace
+# (IWARP_MPA_REPLY_GRACE_MS=0): the wait after each Reply that siw's
+# responder needs (tests/interop/README.md) and a libiwarp peer does not;
+# stretched to the time the Reply took, it is part of every set-up here
+: >"$TMP/agg.conn.ng"
+k=0
+while [ $k -lt "$RUNS" ]; do
+	# shellcheck disable=SC2086
+	if iline=$(IWARP_MPA_REPLY_GRACE_MS=0 && export IWARP_MPA_REPLY_GRACE_MS &&
+		iw_run --test write -s 65536 -n "$n" -q "$IW_CONN_Q" $CCARG); then
+		v=$(echo "$iline" | json_get connect_rate)
+		vs=$(json_get connect_rate <"$TMP/iw.srv")
+		awk -v c="$v" -v s="$vs" 'BEGIN { if (c == "") exit
+			if (s != "" && s + 0 < c + 0) c = s; print c }' >>"$TMP/agg.conn.ng"
+	fi
+	k=$((k + 1))
+done
+IW_CONN_NG=$(median <"$TMP/agg.conn.ng")
 T=$T0
 
 # memory per idle connected QP: 10,000 QPs (a latency run, QP 0 measured,
@@ -842,6 +860,7 @@ row "  context: the same with IWARP_SOCKET_IO=ring" "$(ratio "$(med rg.ev.med)" 
 row "  context: both ends on one CPU" "$(ratio "$(med iw.ev1.med)" "$(med raw.pp1.med)")" "<=" 1.3 "($(med iw.ev1.med) vs $(med raw.pp1.med) us)"
 row "memory (RSS) per idle connected QP, ${IW_RSS_Q:-?} QPs, KiB (absolute)" "${IW_RSS:-n/a}" "<=" 64 "${RSS_NOTE:+(10,000 QPs failed: $RSS_NOTE)}"
 row "connections per second / raw TCP connect+accept (${IW_CONN_Q:-?})" "$(ratio "${IW_CONN:-n/a}" "${RAW_CONN:-n/a}")" ">=" 0.3 "(${IW_CONN:-n/a} vs ${RAW_CONN:-n/a} /s)"
+row "  context: the same without the MPA Reply grace (siw's)" "$(ratio "${IW_CONN_NG:-n/a}" "${RAW_CONN:-n/a}")" ">=" 0.3 "(${IW_CONN_NG:-n/a} /s)"
 row "CPU seconds per GB, 64 KiB Write / raw" "$(ratio "$(med "iw.cpugb.65536")" "$(med "raw.cpugb.65536")")" "<=" 1.3 "($(med "iw.cpugb.65536") vs $(med "raw.cpugb.65536") s/GB)"
 echo
 echo "Aggregate 64 KiB bandwidth, MB/sec, against the QP count (iwarp Write / raw TCP streams):"
