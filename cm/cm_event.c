@@ -15,7 +15,8 @@
  * The counter therefore counts (EFD_SEMAPHORE): one up each time the queue
  * became non-empty, one down each time it became empty, so changes applied
  * out of order still sum to the queue's state; a take-back whose raise is
- * still in flight waits for it (verbs_efd_step). A raise in flight is
+ * still in flight waits for it (verbs_efd_step). Purge and move, which
+ * are rare, step the counter under the lock. A raise in flight is
  * counted in |raising|, which the channel's destroy waits out: the id it
  * was for may have moved to another channel meanwhile (cm_channel_move).
  */
@@ -39,13 +40,6 @@
 
 /* Contexts in INLINE progress mode one get_event call drives at most. */
 #define CM_INLINE_MAX 8
-
-/* One step of the fd's counter (see above); under the channel's lock only
- * where rare (purge, move). */
-static void efd_set(int fd, bool on)
-{
-	verbs_efd_step(fd, on);
-}
 
 IWARP_EXPORT const char *iwarp_cm_event_str(enum iwarp_cm_event_type event)
 {
@@ -214,7 +208,7 @@ int cm_event_push(struct cm_id *id, struct cm_id *listen_id,
 		__atomic_add_fetch(&ch->raising, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ch->lock);
 	if (raise) {
-		efd_set(ch->pub.fd, true);
+		verbs_efd_step(ch->pub.fd, true);
 		__atomic_sub_fetch(&ch->raising, 1, __ATOMIC_RELEASE);
 	}
 	return 0;
@@ -317,7 +311,7 @@ void cm_channel_purge(struct cm_id *id, struct cm_id **children)
 		dead = ev;
 	}
 	if (was_full && !ch->head)
-		efd_set(ch->pub.fd, false);
+		verbs_efd_step(ch->pub.fd, false);
 	pthread_mutex_unlock(&ch->lock);
 	while (dead) {
 		ev = dead->next;
@@ -396,7 +390,7 @@ IWARP_EXPORT int iwarp_cm_get_event(struct iwarp_event_channel *channel,
 			ev->owner->events_out++;
 			pthread_mutex_unlock(&ch->lock);
 			if (emptied)
-				efd_set(ch->pub.fd, false);
+				verbs_efd_step(ch->pub.fd, false);
 			*event = &ev->pub;
 			return 0;
 		}
@@ -536,9 +530,9 @@ int cm_channel_move(struct cm_id *id, struct cm_channel *to)
 		to->tail = last;
 	}
 	if (from_full && !from->head)
-		efd_set(from->pub.fd, false);
+		verbs_efd_step(from->pub.fd, false);
 	if (!to_full && to->head)
-		efd_set(to->pub.fd, true);
+		verbs_efd_step(to->pub.fd, true);
 	for (ev = head; ev; ev = ev->next) {
 		struct cm_id *c = cm_id_from_pub(ev->pub.id);
 

@@ -375,18 +375,18 @@ int engine_call_sync(struct engine *eng, void (*fn)(void *arg), void *arg)
 	s.fn = fn;
 	s.arg = arg;
 	s.use_cond = eng->mode == ENGINE_MODE_INLINE;
+	iw_oneshot_init(&s.woken);
+	s.done = false;
+	if (s.use_cond) {
+		pthread_mutex_init(&s.lock, NULL);
+		pthread_cond_init(&s.cond, NULL);
+	}
+	engine_work_init(&s.work, engine_sync_run, &s);
+	engine_work_queue(eng, &s.work);
 	if (!s.use_cond) {
-		iw_oneshot_init(&s.woken);
-		engine_work_init(&s.work, engine_sync_run, &s);
-		engine_work_queue(eng, &s.work);
 		iw_oneshot_wait(&s.woken);
 		return 0;
 	}
-	s.done = false;
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_cond_init(&s.cond, NULL);
-	engine_work_init(&s.work, engine_sync_run, &s);
-	engine_work_queue(eng, &s.work);
 	pthread_mutex_lock(&s.lock);
 	while (!s.done) {
 		/* The runner may leave before our item ran: take over if it

@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1615,20 +1614,10 @@ struct cm_chan_producer {
 	int idx;
 };
 
-static double cm_elapsed_s(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) +
-	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 static void *cm_chan_producer_main(void *arg)
 {
 	struct cm_chan_producer *p = arg;
 	struct cm_id *id = cm_id_from_pub(p->run->id[p->idx]);
-	struct timespec t0;
 	unsigned int k;
 
 	for (k = 1; k <= CHAN_ROUNDS; k++) {
@@ -1637,15 +1626,10 @@ static void *cm_chan_producer_main(void *arg)
 			__atomic_store_n(&p->run->failed, 1, __ATOMIC_RELEASE);
 			return NULL;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (__atomic_load_n(&p->run->taken[p->idx],
-				       __ATOMIC_ACQUIRE) < k) {
-			if (cm_elapsed_s(&t0) > 20) { /* a lost event */
-				__atomic_store_n(&p->run->failed, 2,
-						 __ATOMIC_RELEASE);
-				return NULL;
-			}
-			sched_yield();
+		/* a lost event fails here */
+		if (!iw_test_wait_count(&p->run->taken[p->idx], k, 20)) {
+			__atomic_store_n(&p->run->failed, 2, __ATOMIC_RELEASE);
+			return NULL;
 		}
 	}
 	return NULL;

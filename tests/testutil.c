@@ -1,9 +1,11 @@
 /* tests/testutil.c: shared helpers for the Check suites (see testutil.h). */
 #include "config.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -145,4 +147,21 @@ void iw_test_env_default(void)
 {
 	unsetenv("IWARP_ENGINES");
 	unsetenv("IWARP_SOCKET_IO");
+}
+
+bool iw_test_wait_count(const unsigned int *count, unsigned int want,
+			double bound_s)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < want) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((double)(t.tv_sec - t0.tv_sec) +
+			    (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >
+		    bound_s)
+			return false;
+		sched_yield();
+	}
+	return true;
 }

@@ -53,6 +53,14 @@ struct iw_test_rx_ops {
 void iw_test_feed_splits(const struct iw_test_rx_ops *ops, void *ctx,
 			 const uint8_t *buf, size_t len);
 
+/*
+ * Waits (sched_yield between looks) until the atomic |*count| reaches
+ * |want|. Returns false when |bound_s| seconds passed first: a lost event
+ * fails the caller's assertion instead of hanging it.
+ */
+bool iw_test_wait_count(const unsigned int *count, unsigned int want,
+			double bound_s);
+
 /* Deterministic PRNG for test data (xorshift64*), never 0 from a 0 seed. */
 uint64_t iw_test_rand(uint64_t *state);
 void iw_test_fill(uint8_t *buf, size_t len, uint64_t seed);

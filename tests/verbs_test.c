@@ -1171,15 +1171,6 @@ struct chan_run {
 	int failed;			    /* atomic */
 };
 
-static double elapsed_s(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) +
-	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 struct chan_producer {
 	struct chan_run *run;
 	int idx;
@@ -1190,7 +1181,6 @@ static void *chan_producer_main(void *arg)
 	struct chan_producer *p = arg;
 	struct iwarp_cq *cq = p->run->cq[p->idx];
 	struct iwarp_wc w = wc_make(1), wc[4];
-	struct timespec t0;
 	unsigned int k;
 
 	for (k = 1; k <= CHAN_ROUNDS; k++) {
@@ -1201,15 +1191,10 @@ static void *chan_producer_main(void *arg)
 		}
 		while (iwarp_poll_cq(cq, 4, wc) > 0)
 			;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (__atomic_load_n(&p->run->taken[p->idx],
-				       __ATOMIC_ACQUIRE) < k) {
-			if (elapsed_s(&t0) > 20) { /* a lost event */
-				__atomic_store_n(&p->run->failed, 2,
-						 __ATOMIC_RELEASE);
-				return NULL;
-			}
-			sched_yield();
+		/* a lost event fails here */
+		if (!iw_test_wait_count(&p->run->taken[p->idx], k, 20)) {
+			__atomic_store_n(&p->run->failed, 2, __ATOMIC_RELEASE);
+			return NULL;
 		}
 	}
 	return NULL;
